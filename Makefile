@@ -1,0 +1,43 @@
+# The two commands a new user needs: `make demo` and `make test`.
+# Each installs what is missing (scripts/bootstrap.sh), configures and builds.
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
+JOBS       ?= $(shell nproc)
+CMAKE_FLAGS = -G Ninja -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+CTEST_FLAGS = --output-on-failure --no-tests=error -j $(JOBS)
+
+.PHONY: all bootstrap build demo test test-release test-asan test-tsan clean
+
+all: build
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+build: bootstrap
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/leaky demo
+
+test: test-release test-asan test-tsan
+
+test-release: build
+	ctest --test-dir $(BUILD) $(CTEST_FLAGS)
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: bootstrap
+	cmake -S . -B $(BUILD_ASAN) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEAKY_SANITIZE=address
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir $(BUILD_ASAN) $(CTEST_FLAGS) -E '^package_'
+
+# The threaded tests under ThreadSanitizer.
+test-tsan: bootstrap
+	cmake -S . -B $(BUILD_TSAN) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLEAKY_SANITIZE=thread
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target concurrency_test kernel_sizes_test
+	TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD_TSAN) $(CTEST_FLAGS) -L threaded
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)

@@ -1,0 +1,79 @@
+/* leaky: exact, tiled, multi-core LeakyReLU kernels.
+ *
+ * The stable C ABI. Everything here is plain C99 so that any language with an
+ * FFI can call it; no SIMD or threading detail leaks through.
+ *
+ * Semantics (bit-exact for every dtype, every SIMD target, every thread count):
+ *   forward:  y  = x > 0 ? x : x * negative_slope
+ *   backward: dx = saved > 0 ? dy : dy * negative_slope
+ *             where `saved` is the forward input, or the forward result when
+ *             saved_is_result != 0 (then negative_slope must be >= 0, because a
+ *             negative slope flips signs and the input's sign is lost).
+ * f32, f16 and bf16 are computed in f32 with the slope rounded once to f32;
+ * f16/bf16 results are rounded to nearest-even from that f32 value (NaN stays
+ * NaN). f64 is computed in f64. NaN propagates, -0 gives -0 * slope, and
+ * subnormal inputs and outputs are preserved even if the calling thread has
+ * set FTZ/DAZ: the library runs its kernels with IEEE defaults and restores
+ * the caller's floating-point state.
+ *
+ * Memory: f16/bf16 are IEEE binary16 / bfloat16 bit patterns in uint16_t
+ * storage. Pointers need no particular alignment. An output may equal an input
+ * exactly (in-place); any other overlap is an error. n == 0 is a no-op that
+ * accepts null pointers. Any error leaves every output byte untouched.
+ */
+#ifndef LEAKY_LEAKY_H_
+#define LEAKY_LEAKY_H_
+
+#include <stddef.h>
+
+#if defined(_WIN32)
+#define LEAKY_API __declspec(dllexport)
+#else
+#define LEAKY_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum leaky_dtype { LEAKY_F32 = 0, LEAKY_F64 = 1, LEAKY_F16 = 2, LEAKY_BF16 = 3 } leaky_dtype;
+
+typedef enum leaky_status {
+  LEAKY_OK = 0,
+  LEAKY_ERROR_NULL_POINTER = 1,          /* a null pointer with n > 0 */
+  LEAKY_ERROR_INVALID_DTYPE = 2,         /* not one of leaky_dtype */
+  LEAKY_ERROR_INVALID_PARAMETER = 3,     /* e.g. a NaN or infinite slope */
+  LEAKY_ERROR_OVERLAP = 4,               /* an output partly overlaps an input */
+  LEAKY_ERROR_INVALID_OPTIONS = 5,       /* num_threads < 0, stream_stores not -1/0/1 */
+  LEAKY_ERROR_UNSUPPORTED = 6,           /* backward from the result with a negative slope */
+  LEAKY_ERROR_SIZE = 7,                  /* n bytes do not fit the address space; size mismatch */
+  LEAKY_ERROR_INTERNAL = 8               /* e.g. the thread pool could not be created */
+} leaky_status;
+
+typedef struct leaky_options {
+  int num_threads;   /* 0 = library default (all cores); 1 = calling thread only */
+  int stream_stores; /* -1 = automatic, 0 = never, 1 = always (non-temporal stores) */
+} leaky_options;     /* NULL options = all defaults */
+
+LEAKY_API leaky_status leaky_relu_forward(leaky_dtype dtype, size_t n, const void* x, void* y,
+                                          double negative_slope, const leaky_options* opts);
+
+LEAKY_API leaky_status leaky_relu_backward(leaky_dtype dtype, size_t n, const void* dy,
+                                           const void* saved, int saved_is_result, void* dx,
+                                           double negative_slope, const leaky_options* opts);
+
+/* Static text naming the status code. Never null. */
+LEAKY_API const char* leaky_status_string(leaky_status s);
+/* Thread-local detail of this thread's last failure ("" if none yet); valid
+ * until the next failing call on the same thread. */
+LEAKY_API const char* leaky_last_error(void);
+/* The SIMD target that runtime dispatch chose, e.g. "AVX2" or "AVX3". */
+LEAKY_API const char* leaky_simd_target(void);
+/* Library version, "major.minor.patch". */
+LEAKY_API const char* leaky_version(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LEAKY_LEAKY_H_ */

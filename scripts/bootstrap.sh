@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every dependency of the project on a fresh Debian 12 machine.
+# Idempotent: packages already present are skipped, so a second run costs a dpkg query.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libhwy-dev libpthreadpool-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+)
+if [ "${LEAKY_BOOTSTRAP_MINIMAL:-0}" != 1 ]; then
+  packages+=(
+    libtorch-dev python3-torch pybind11-dev python3-pytest python3-numpy python3-dev
+    libdnnl-dev libxnnpack-dev
+    libopenblas0-pthread
+  )
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

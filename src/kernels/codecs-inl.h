@@ -1,0 +1,200 @@
+// Per-target storage codecs: how each storage dtype loads into compute
+// vectors and is stored back. f16 and bf16 widen to f32 lanes, so one vector
+// of compute lanes covers Lanes(f32) stored elements.
+//
+// Highway 1.0.3 traps, measured here and the reason for code below:
+// - f32 -> bf16 DemoteTo truncates; we round to nearest-even ourselves.
+// - f16 <-> f32 without F16C (SSSE3, SSE4, EMU128) truncates on the way down
+//   and maps inf/NaN to finite values on the way up; we convert with integer
+//   ops there. With F16C (AVX2 and up) the hardware is exact.
+// - MaskedLoad of 16-bit lanes (and of any lane on SSE4) loads the whole
+//   vector, reading past the array end; BlendedStore of 16-bit lanes on AVX2
+//   is a scalar loop. Partial vectors therefore use hardware masks only where
+//   Highway maps them to vmaskmov (32/64-bit lanes, AVX2 and up) and a
+//   one-vector bounce buffer elsewhere.
+
+#if defined(LEAKY_KERNELS_CODECS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LEAKY_KERNELS_CODECS_INL_H_
+#undef LEAKY_KERNELS_CODECS_INL_H_
+#else
+#define LEAKY_KERNELS_CODECS_INL_H_
+#endif
+
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace leaky {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#undef LEAKY_HAVE_F16C
+#undef LEAKY_HAVE_WIDE_MASKS
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+#define LEAKY_HAVE_F16C 1
+#define LEAKY_HAVE_WIDE_MASKS 1
+#else
+#define LEAKY_HAVE_F16C 0
+#define LEAKY_HAVE_WIDE_MASKS 0
+#endif
+
+// Largest number of compute lanes of any codec on this target.
+inline constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+
+// f32 and f64: storage is the compute type.
+template <typename T>
+struct NativeCodec {
+  using Storage = T;
+  using D = hn::ScalableTag<T>;
+  static constexpr bool kHardwareMasks = LEAKY_HAVE_WIDE_MASKS;
+  static constexpr bool kCanStream = true;
+  static HWY_INLINE hn::Vec<D> Load(D d, const Storage* p) { return hn::LoadU(d, p); }
+  static HWY_INLINE void Store(D d, hn::Vec<D> v, Storage* p) { hn::StoreU(v, d, p); }
+  static HWY_INLINE void Stream(D d, hn::Vec<D> v, Storage* aligned) { hn::Stream(v, d, aligned); }
+  static HWY_INLINE hn::Vec<D> MaskedLoad(D d, size_t count, const Storage* p) {
+    return hn::MaskedLoad(hn::FirstN(d, count), d, p);
+  }
+  static HWY_INLINE void MaskedStore(D d, hn::Vec<D> v, size_t count, Storage* p) {
+    hn::BlendedStore(v, hn::FirstN(d, count), d, p);
+  }
+};
+
+using CodecF32 = NativeCodec<float>;
+using CodecF64 = NativeCodec<double>;
+
+// Shared by the two 16-bit codecs: u16 storage, f32 compute lanes.
+struct HalfStorage {
+  using Storage = uint16_t;
+  using D = hn::ScalableTag<float>;
+  using DU32 = hn::RebindToUnsigned<D>;
+  using DI32 = hn::RebindToSigned<D>;
+  using DU16 = hn::Rebind<uint16_t, D>;
+  static constexpr bool kHardwareMasks = false;
+  // Highway 1.0.3 rounds partial-vector Stream up to 16 bytes (writing past
+  // the end), so targets whose u16 half-vector is narrower store normally.
+  static constexpr bool kCanStream = hn::MaxLanes(DU16()) * sizeof(uint16_t) >= 16;
+
+  static HWY_INLINE hn::Vec<DU32> LoadBits(const Storage* p) {
+    return hn::PromoteTo(DU32(), hn::LoadU(DU16(), p));
+  }
+  // `bits` holds values <= 0xFFFF, so the saturating i32 -> u16 pack is exact.
+  static HWY_INLINE hn::Vec<DU16> Narrow(hn::Vec<DU32> bits) {
+    return hn::DemoteTo(DU16(), hn::BitCast(DI32(), bits));
+  }
+  static HWY_INLINE void StoreBits(hn::Vec<DU32> bits, Storage* p) {
+    hn::StoreU(Narrow(bits), DU16(), p);
+  }
+  static HWY_INLINE void StreamBits(hn::Vec<DU32> bits, Storage* aligned) {
+    if constexpr (kCanStream) {
+      hn::Stream(Narrow(bits), DU16(), aligned);
+    } else {
+      hn::StoreU(Narrow(bits), DU16(), aligned);
+    }
+  }
+};
+
+struct CodecBF16 : HalfStorage {
+  static HWY_INLINE hn::Vec<D> Load(D d, const Storage* p) {
+    return hn::BitCast(d, hn::ShiftLeft<16>(LoadBits(p)));
+  }
+  // Round to nearest-even on the dropped 16 bits; NaN gets its quiet bit so a
+  // payload living only in the dropped half cannot round into inf.
+  static HWY_INLINE hn::Vec<DU32> ToBits(D d, hn::Vec<D> v) {
+    const DU32 du;
+    const DI32 di;
+    const auto bits = hn::BitCast(du, v);
+    const auto magnitude = hn::BitCast(di, hn::And(bits, hn::Set(du, 0x7fffffffu)));
+    const auto is_nan = hn::RebindMask(du, hn::Gt(magnitude, hn::Set(di, 0x7f800000)));
+    const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1));
+    const auto rounded = hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), lsb));
+    const auto quieted = hn::Or(bits, hn::Set(du, 0x00400000u));
+    (void)d;
+    return hn::ShiftRight<16>(hn::IfThenElse(is_nan, quieted, rounded));
+  }
+  static HWY_INLINE void Store(D d, hn::Vec<D> v, Storage* p) { StoreBits(ToBits(d, v), p); }
+  static HWY_INLINE void Stream(D d, hn::Vec<D> v, Storage* aligned) {
+    StreamBits(ToBits(d, v), aligned);
+  }
+};
+
+struct CodecF16 : HalfStorage {
+#if LEAKY_HAVE_F16C
+  using DF16 = hn::Rebind<hwy::float16_t, D>;
+  static HWY_INLINE hn::Vec<D> Load(D d, const Storage* p) {
+    return hn::PromoteTo(d, hn::BitCast(DF16(), hn::LoadU(DU16(), p)));
+  }
+  static HWY_INLINE hn::Vec<DU16> ToHalf(D d, hn::Vec<D> v) {
+    (void)d;
+    return hn::BitCast(DU16(), hn::DemoteTo(DF16(), v));
+  }
+  static HWY_INLINE void Store(D d, hn::Vec<D> v, Storage* p) { hn::StoreU(ToHalf(d, v), DU16(), p); }
+  static HWY_INLINE void Stream(D d, hn::Vec<D> v, Storage* aligned) {
+    if constexpr (kCanStream) {
+      hn::Stream(ToHalf(d, v), DU16(), aligned);
+    } else {
+      hn::StoreU(ToHalf(d, v), DU16(), aligned);
+    }
+  }
+#else
+  // Exact integer conversions (the same bit rules as leaky::float16).
+  static HWY_INLINE hn::Vec<D> Load(D d, const Storage* p) {
+    const DU32 du;
+    const DI32 di;
+    const auto h = LoadBits(p);
+    const auto sign = hn::ShiftLeft<16>(hn::And(h, hn::Set(du, 0x8000u)));
+    const auto magnitude = hn::And(h, hn::Set(du, 0x7fffu));
+    const auto magnitude_i = hn::BitCast(di, magnitude);
+    const auto normal = hn::Add(hn::ShiftLeft<13>(magnitude), hn::Set(du, 0x38000000u));
+    const auto inf_nan = hn::Add(normal, hn::Set(du, 0x38000000u));
+    // magnitude * 2^-24 is exact and lands on a normal f32, so DAZ cannot bite.
+    const auto subnormal =
+        hn::BitCast(du, hn::Mul(hn::ConvertTo(d, magnitude_i), hn::Set(d, 5.9604644775390625e-8f)));
+    auto bits = hn::IfThenElse(hn::RebindMask(du, hn::Lt(magnitude_i, hn::Set(di, 0x400))),
+                               subnormal, normal);
+    bits = hn::IfThenElse(hn::RebindMask(du, hn::Gt(magnitude_i, hn::Set(di, 0x7bff))), inf_nan,
+                          bits);
+    // NaN gets its quiet bit, as F16C's widening does.
+    bits = hn::IfThenElse(hn::RebindMask(du, hn::Gt(magnitude_i, hn::Set(di, 0x7c00))),
+                          hn::Or(bits, hn::Set(du, 0x00400000u)), bits);
+    return hn::BitCast(d, hn::Or(bits, sign));
+  }
+  // Round to nearest-even (F. Giesen's float_to_half_fast3_rtne, vectorised).
+  static HWY_INLINE hn::Vec<DU32> ToBits(D d, hn::Vec<D> v) {
+    const DU32 du;
+    const DI32 di;
+    const auto bits = hn::BitCast(du, v);
+    const auto sign = hn::ShiftRight<16>(hn::And(bits, hn::Set(du, 0x80000000u)));
+    const auto magnitude = hn::And(bits, hn::Set(du, 0x7fffffffu));
+    const auto magnitude_i = hn::BitCast(di, magnitude);
+    // NaN keeps its upper payload and gets the quiet bit; overflow is inf.
+    const auto nan = hn::Or(hn::Set(du, 0x7e00u), hn::And(hn::ShiftRight<13>(magnitude), hn::Set(du, 0x3ffu)));
+    const auto overflow = hn::IfThenElse(
+        hn::RebindMask(du, hn::Gt(magnitude_i, hn::Set(di, 0x7f800000))), nan, hn::Set(du, 0x7c00u));
+    // Subnormal results: adding 0.5f aligns the mantissa so that the FPU's
+    // nearest-even rounding drops exactly the bits f16 cannot hold.
+    const auto magic = hn::Set(du, 0x3f000000u);
+    const auto subnormal =
+        hn::Sub(hn::BitCast(du, hn::Add(hn::BitCast(d, magnitude), hn::BitCast(d, magic))), magic);
+    const auto odd = hn::And(hn::ShiftRight<13>(magnitude), hn::Set(du, 1));
+    const auto normal = hn::ShiftRight<13>(
+        hn::Add(hn::Add(magnitude, hn::Set(du, 0xc8000fffu)), odd));
+    auto out = hn::IfThenElse(hn::RebindMask(du, hn::Lt(magnitude_i, hn::Set(di, 0x38800000))),
+                              subnormal, normal);
+    out = hn::IfThenElse(hn::RebindMask(du, hn::Gt(magnitude_i, hn::Set(di, 0x477fefff))),
+                         overflow, out);
+    return hn::Or(out, sign);
+  }
+  static HWY_INLINE void Store(D d, hn::Vec<D> v, Storage* p) { StoreBits(ToBits(d, v), p); }
+  static HWY_INLINE void Stream(D d, hn::Vec<D> v, Storage* aligned) {
+    StreamBits(ToBits(d, v), aligned);
+  }
+#endif
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace leaky
+HWY_AFTER_NAMESPACE();
+
+#endif  // LEAKY_KERNELS_CODECS_INL_H_

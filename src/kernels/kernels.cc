@@ -1,0 +1,64 @@
+// Compiles every kernel of kernel_list.inc once per SIMD target and exports
+// one table per target for Highway's runtime dispatch.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/kernels.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include "hwy/highway.h"
+#include "kernels/elementwise-inl.h"
+#include "kernels/kernels.h"
+#include "kernels/leaky_relu-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace leaky {
+namespace HWY_NAMESPACE {
+
+#define LEAKY_OP(op, arity)
+#define LEAKY_UNARY_KERNEL(op, dtype, Codec, Type)                                           \
+  void op##_##Codec(size_t n, const void* src, void* dst, const kernels::Params& params) { \
+    using Storage = typename Codec::Storage;                                                 \
+    Elementwise<Codec>(n, static_cast<Storage*>(dst), params.stream_stores,                  \
+                       op##_op<Codec>(params), static_cast<const Storage*>(src));            \
+  }
+#define LEAKY_BINARY_KERNEL(op, dtype, Codec, Type)                                          \
+  void op##_##Codec(size_t n, const void* src0, const void* src1, void* dst,                 \
+                    const kernels::Params& params) {                                         \
+    using Storage = typename Codec::Storage;                                                 \
+    Elementwise<Codec>(n, static_cast<Storage*>(dst), params.stream_stores,                  \
+                       op##_op<Codec>(params), static_cast<const Storage*>(src0),            \
+                       static_cast<const Storage*>(src1));                                   \
+  }
+#include "kernels/kernel_list.inc"
+#undef LEAKY_UNARY_KERNEL
+#undef LEAKY_BINARY_KERNEL
+
+kernels::KernelTable MakeTable() {
+  kernels::KernelTable table{};
+  table.target_name = hwy::TargetName(HWY_TARGET);
+#define LEAKY_UNARY_KERNEL(op, dtype, Codec, Type) table.op[dtype] = &op##_##Codec;
+#define LEAKY_BINARY_KERNEL(op, dtype, Codec, Type) table.op[dtype] = &op##_##Codec;
+#include "kernels/kernel_list.inc"
+#undef LEAKY_UNARY_KERNEL
+#undef LEAKY_BINARY_KERNEL
+  return table;
+}
+
+const kernels::KernelTable* GetTable() {
+  static const kernels::KernelTable table = MakeTable();
+  return &table;
+}
+#undef LEAKY_OP
+
+}  // namespace HWY_NAMESPACE
+}  // namespace leaky
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace leaky {
+HWY_EXPORT(GetTable);
+
+namespace kernels {
+const KernelTable& Dispatched() { return *HWY_DYNAMIC_DISPATCH(GetTable)(); }
+}  // namespace kernels
+}  // namespace leaky
+#endif  // HWY_ONCE

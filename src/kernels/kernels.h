@@ -1,0 +1,41 @@
+// The kernel interface: pure functions (n, sources..., destination, params),
+// one per (op, dtype, SIMD target), gathered in a table per target.
+// Drivers (src/ops) own validation, planning and threads; kernels own none.
+#ifndef LEAKY_KERNELS_KERNELS_H_
+#define LEAKY_KERNELS_KERNELS_H_
+
+#include <cstddef>
+
+#include "leaky/leaky.h"
+
+namespace leaky::kernels {
+
+struct Params {
+  double negative_slope;  // kernels round it once to their compute type
+  bool stream_stores;     // non-temporal stores for whole aligned vectors
+};
+
+using UnaryKernel = void (*)(size_t n, const void* src, void* dst, const Params& params);
+using BinaryKernel = void (*)(size_t n, const void* src0, const void* src1, void* dst,
+                              const Params& params);
+
+inline constexpr int kDtypeCount = 4;  // indexed by leaky_dtype
+
+struct KernelTable {
+  const char* target_name;
+#define LEAKY_UNARY_KERNEL(op, dtype, Codec, Type) 
+#define LEAKY_BINARY_KERNEL(op, dtype, Codec, Type)
+#define LEAKY_OP(op, arity) arity##Kernel op[kDtypeCount];
+#include "kernels/kernel_list.inc"
+#undef LEAKY_OP
+#undef LEAKY_UNARY_KERNEL
+#undef LEAKY_BINARY_KERNEL
+};
+
+// The table of the target that Highway's runtime dispatch currently picks
+// (tests switch it with hwy::SetSupportedTargetsForTest).
+const KernelTable& Dispatched();
+
+}  // namespace leaky::kernels
+
+#endif  // LEAKY_KERNELS_KERNELS_H_

@@ -1,0 +1,47 @@
+// LeakyReLU's vector functors: compare + multiply + select, nothing else, so
+// each lane computes exactly what leaky::reference computes for one element.
+
+#if defined(LEAKY_KERNELS_LEAKY_RELU_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LEAKY_KERNELS_LEAKY_RELU_INL_H_
+#undef LEAKY_KERNELS_LEAKY_RELU_INL_H_
+#else
+#define LEAKY_KERNELS_LEAKY_RELU_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "kernels/kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace leaky {
+namespace HWY_NAMESPACE {
+
+// y = x > 0 ? x : x * slope. NaN fails the compare and takes the multiply,
+// which keeps it NaN; -0 likewise gives -0 * slope.
+template <class Codec>
+struct leaky_relu_forward_op {
+  using D = typename Codec::D;
+  hn::Vec<D> slope;
+  explicit leaky_relu_forward_op(const kernels::Params& p)
+      : slope(hn::Set(D(), static_cast<hn::TFromD<D>>(p.negative_slope))) {}
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const {
+    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(x, slope));
+  }
+};
+
+// dx = saved > 0 ? dy : dy * slope.
+template <class Codec>
+struct leaky_relu_backward_op {
+  using D = typename Codec::D;
+  hn::Vec<D> slope;
+  explicit leaky_relu_backward_op(const kernels::Params& p)
+      : slope(hn::Set(D(), static_cast<hn::TFromD<D>>(p.negative_slope))) {}
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> saved) const {
+    return hn::IfThenElse(hn::Gt(saved, hn::Zero(d)), dy, hn::Mul(dy, slope));
+  }
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace leaky
+HWY_AFTER_NAMESPACE();
+
+#endif  // LEAKY_KERNELS_LEAKY_RELU_INL_H_

@@ -1,0 +1,199 @@
+#include "ops/driver.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+
+#include "leaky/reference.hpp"
+#include "runtime/error.h"
+#include "runtime/pool.h"
+
+#if defined(__SANITIZE_THREAD__)
+// pthreadpool is not instrumented: tell ThreadSanitizer about the
+// happens-before edges its atomics create between a task and the caller.
+extern "C" void __tsan_acquire(void* address);
+extern "C" void __tsan_release(void* address);
+#define LEAKY_TSAN_ACQUIRE(address) __tsan_acquire(address)
+#define LEAKY_TSAN_RELEASE(address) __tsan_release(address)
+#else
+#define LEAKY_TSAN_ACQUIRE(address) ((void)(address))
+#define LEAKY_TSAN_RELEASE(address) ((void)(address))
+#endif
+
+namespace leaky::internal {
+namespace {
+
+// Measured with `leaky-bench` on the 2-core development machine (see
+// bench/README.md): waking a pthreadpool worker costs about as much as
+// streaming 100-200 KiB, so a second core pays only past ~256 KiB of traffic.
+constexpr uint64_t kDefaultMinBytesPerCore = 256u << 10;
+std::atomic<uint64_t> min_bytes_per_core{kDefaultMinBytesPerCore};
+
+// Granules of one cache line: cores never share a line, so no false sharing
+// between their stores, and each core range starts on a line boundary.
+constexpr uint32_t kCacheLineBytes = 64;
+
+struct Job {
+  const leaky_tiling* tiling;
+  void (*run_tile)(const Job& job, uint64_t start, uint64_t length);
+  const void* kernel;
+  const char* src0;
+  const char* src1;
+  char* dst;
+  kernels::Params params;
+};
+
+void RunCore(const Job& job, uint32_t core) {
+  // Kernels need IEEE defaults (no FTZ/DAZ, round to nearest) on whichever
+  // thread runs them; the caller's state comes back when the core is done.
+  const reference::ieee_environment ieee;
+  const uint64_t tiles = leaky_tiling_tile_count(job.tiling, core);
+  for (uint64_t tile = 0; tile < tiles; ++tile) {
+    uint64_t start, length;
+    leaky_tiling_tile_range(job.tiling, core, tile, &start, &length);
+    job.run_tile(job, start, length);
+  }
+}
+
+void RunCoreTask(void* context, size_t core) {
+  const Job& job = *static_cast<const Job*>(context);
+  RunCore(job, static_cast<uint32_t>(core));
+  LEAKY_TSAN_RELEASE(context);
+}
+
+void Execute(Job& job) {
+  const uint32_t cores = job.tiling->cores_used;
+  pthreadpool_t pool = cores > 1 ? Pool() : nullptr;
+  if (pool == nullptr) {
+    // One core, or no pool could be made: the calling thread does it all.
+    for (uint32_t core = 0; core < cores; ++core) RunCore(job, core);
+    return;
+  }
+  pthreadpool_parallelize_1d(pool, &RunCoreTask, &job, cores, 0);
+  LEAKY_TSAN_ACQUIRE(&job);
+}
+
+void RunUnaryTile(const Job& job, uint64_t start, uint64_t length) {
+  const size_t offset = start * job.tiling->element_bytes;
+  reinterpret_cast<kernels::UnaryKernel>(job.kernel)(length, job.src0 + offset, job.dst + offset,
+                                                      job.params);
+}
+
+void RunBinaryTile(const Job& job, uint64_t start, uint64_t length) {
+  const size_t offset = start * job.tiling->element_bytes;
+  reinterpret_cast<kernels::BinaryKernel>(job.kernel)(
+      length, job.src0 + offset, job.src1 + offset, job.dst + offset, job.params);
+}
+
+}  // namespace
+
+size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* status) {
+  switch (dtype) {
+    case LEAKY_F32: return 4;
+    case LEAKY_F64: return 8;
+    case LEAKY_F16:
+    case LEAKY_BF16: return 2;
+  }
+  *status = Fail(LEAKY_ERROR_INVALID_DTYPE, "%s: dtype %d is not one of LEAKY_F32, LEAKY_F64, "
+                 "LEAKY_F16, LEAKY_BF16", function, static_cast<int>(dtype));
+  return 0;
+}
+
+leaky_status ResolveOptions(const char* function, const leaky_options* options,
+                            leaky_options* resolved) {
+  *resolved = options != nullptr ? *options : leaky_options{0, -1};
+  if (resolved->num_threads < 0) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS, "%s: num_threads %d is negative (0 = all cores)",
+                function, resolved->num_threads);
+  }
+  if (resolved->stream_stores < -1 || resolved->stream_stores > 1) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
+                "%s: stream_stores %d is not -1 (automatic), 0 (never) or 1 (always)", function,
+                resolved->stream_stores);
+  }
+  if (resolved->num_threads == 0) resolved->num_threads = static_cast<int>(Cpu().cores);
+  return LEAKY_OK;
+}
+
+leaky_status CheckBuffer(const char* function, const char* name, const void* pointer, size_t n,
+                         size_t element_bytes) {
+  if (pointer == nullptr) {
+    return Fail(LEAKY_ERROR_NULL_POINTER, "%s: %s is null but n = %zu > 0", function, name, n);
+  }
+  if (n > SIZE_MAX / element_bytes ||
+      reinterpret_cast<uintptr_t>(pointer) > UINTPTR_MAX - n * element_bytes) {
+    return Fail(LEAKY_ERROR_SIZE, "%s: %s with n = %zu elements of %zu bytes wraps the address "
+                "space", function, name, n, element_bytes);
+  }
+  return LEAKY_OK;
+}
+
+leaky_status CheckNoPartialOverlap(const char* function, const char* output_name,
+                                   const void* output, const char* input_name, const void* input,
+                                   size_t bytes) {
+  const uintptr_t out = reinterpret_cast<uintptr_t>(output);
+  const uintptr_t in = reinterpret_cast<uintptr_t>(input);
+  if (out != in && out < in + bytes && in < out + bytes) {
+    return Fail(LEAKY_ERROR_OVERLAP, "%s: %s overlaps %s without being identical to it (in-place "
+                "needs the same pointer)", function, output_name, input_name);
+  }
+  return LEAKY_OK;
+}
+
+leaky_status CheckFiniteParameter(const char* function, const char* name, double value) {
+  if (!std::isfinite(value)) {
+    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: %s = %g is not finite", function, name, value);
+  }
+  return LEAKY_OK;
+}
+
+leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
+                        const leaky_options& options, const void* output, double negative_slope) {
+  const CpuFacts& cpu = Cpu();
+  leaky_plan_request request{};
+  request.total_length = n;
+  request.element_bytes = static_cast<uint32_t>(element_bytes);
+  request.streams = streams;
+  request.max_cores = static_cast<uint32_t>(options.num_threads);
+  request.align_bytes = kCacheLineBytes;
+  // Half the per-core L2 for the tile: the rest holds the other streams'
+  // prefetched lines and whatever the application keeps there.
+  request.buffer_bytes = cpu.core_cache_bytes / 2;
+  request.buffer_count = 1;  // hardware prefetchers double-buffer for us
+  request.address_offset =
+      static_cast<uint32_t>(reinterpret_cast<uintptr_t>(output) % kCacheLineBytes);
+  request.min_bytes_per_core = min_bytes_per_core.load(std::memory_order_relaxed);
+  // Automatic store policy: non-temporal stores skip the read-for-ownership
+  // of each output line (a third of the traffic of an out-of-place op) but
+  // evict the result from cache. They pay only when input plus output cannot
+  // stay in the last-level cache anyway; see bench/README.md for the sweep.
+  request.stream_threshold_bytes = cpu.llc_bytes / 2;
+  request.stream_stores = options.stream_stores;
+  request.negative_slope = negative_slope;
+  leaky_tiling tiling;
+  // Every field was validated by the driver, so planning cannot fail here.
+  (void)leaky_plan_tiling(&request, &tiling);
+  return tiling;
+}
+
+void RunTiles(const leaky_tiling& tiling, kernels::UnaryKernel kernel, const void* src, void* dst) {
+  Job job{&tiling, &RunUnaryTile, reinterpret_cast<const void*>(kernel),
+          static_cast<const char*>(src), nullptr, static_cast<char*>(dst),
+          kernels::Params{tiling.negative_slope, tiling.stream_stores != 0}};
+  Execute(job);
+}
+
+void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, const void* src0,
+              const void* src1, void* dst) {
+  Job job{&tiling, &RunBinaryTile, reinterpret_cast<const void*>(kernel),
+          static_cast<const char*>(src0), static_cast<const char*>(src1),
+          static_cast<char*>(dst), kernels::Params{tiling.negative_slope, tiling.stream_stores != 0}};
+  Execute(job);
+}
+
+void SetMinBytesPerCoreForTesting(uint64_t bytes) {
+  min_bytes_per_core.store(bytes == 0 ? kDefaultMinBytesPerCore : bytes,
+                           std::memory_order_relaxed);
+}
+
+}  // namespace leaky::internal

@@ -1,0 +1,48 @@
+// What every op driver shares: argument checks that run before any output
+// byte is written, the plan for this CPU, and the per-core tile loop on the
+// thread pool.
+#ifndef LEAKY_OPS_DRIVER_H_
+#define LEAKY_OPS_DRIVER_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/kernels.h"
+#include "leaky/leaky.h"
+#include "leaky/tiling.h"
+
+namespace leaky::internal {
+
+// Bytes per element, or 0 with the error recorded.
+size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* status);
+
+// Fills defaults (NULL -> all defaults) and rejects out-of-range fields.
+leaky_status ResolveOptions(const char* function, const leaky_options* options,
+                            leaky_options* resolved);
+
+// Rejects null pointers (n > 0) and byte counts that wrap the address space.
+leaky_status CheckBuffer(const char* function, const char* name, const void* pointer, size_t n,
+                         size_t element_bytes);
+
+// In-place (output == input) is allowed; any other overlap is an error.
+leaky_status CheckNoPartialOverlap(const char* function, const char* output_name,
+                                   const void* output, const char* input_name, const void* input,
+                                   size_t bytes);
+
+leaky_status CheckFiniteParameter(const char* function, const char* name, double value);
+
+// Plans an elementwise op over `streams` arrays of n elements for this CPU.
+leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
+                        const leaky_options& options, const void* output, double negative_slope);
+
+// Runs `kernel` over every tile of the plan, on the pool when cores_used > 1.
+void RunTiles(const leaky_tiling& tiling, kernels::UnaryKernel kernel, const void* src, void* dst);
+void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, const void* src0,
+              const void* src1, void* dst);
+
+// Tests lower this to exercise multi-core plans on small arrays.
+void SetMinBytesPerCoreForTesting(uint64_t bytes);  // 0 restores the default
+
+}  // namespace leaky::internal
+
+#endif  // LEAKY_OPS_DRIVER_H_

@@ -1,0 +1,32 @@
+#include "runtime/pool.h"
+
+#include <unistd.h>
+
+namespace leaky::internal {
+
+pthreadpool_t Pool() {
+  // A function-local static: thread-safe creation, and never destroyed, so a
+  // call during another static's destruction still finds a live pool.
+  static const pthreadpool_t pool = pthreadpool_create(Cpu().cores);
+  return pool;
+}
+
+namespace {
+uint64_t SysconfOr(int name, uint64_t fallback) {
+  const long value = sysconf(name);
+  return value > 0 ? static_cast<uint64_t>(value) : fallback;
+}
+}  // namespace
+
+const CpuFacts& Cpu() {
+  static const CpuFacts facts = [] {
+    CpuFacts f{};
+    f.cores = static_cast<uint32_t>(SysconfOr(_SC_NPROCESSORS_ONLN, 1));
+    f.core_cache_bytes = SysconfOr(_SC_LEVEL2_CACHE_SIZE, 1u << 20);
+    f.llc_bytes = SysconfOr(_SC_LEVEL3_CACHE_SIZE, 32u << 20);
+    return f;
+  }();
+  return facts;
+}
+
+}  // namespace leaky::internal

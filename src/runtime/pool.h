@@ -1,0 +1,26 @@
+// The persistent thread pool and what the planner needs to know of the CPU.
+#ifndef LEAKY_RUNTIME_POOL_H_
+#define LEAKY_RUNTIME_POOL_H_
+
+#include <pthreadpool.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace leaky::internal {
+
+// Created on first use and kept for the process lifetime; pthreadpool
+// serialises concurrent parallelize calls, so any thread may use it.
+// Null if creation failed.
+pthreadpool_t Pool();
+
+struct CpuFacts {
+  uint32_t cores;            // logical CPUs online: the default thread count
+  uint64_t core_cache_bytes; // per-core budget the tiles are sized from (L2)
+  uint64_t llc_bytes;        // last-level cache, for the store policy
+};
+const CpuFacts& Cpu();
+
+}  // namespace leaky::internal
+
+#endif  // LEAKY_RUNTIME_POOL_H_

@@ -1,0 +1,89 @@
+// Shared test helpers: run a body once per SIMD target compiled in and
+// supported by this CPU, compare bit patterns, guard buffers with sentinels.
+#ifndef LEAKY_TESTS_TEST_UTIL_H_
+#define LEAKY_TESTS_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hwy/highway.h"
+#include "hwy/targets.h"
+#include "leaky/leaky.hpp"
+
+namespace leaky::test {
+
+// Runs `body` with Highway's dispatch forced to each target in turn; the
+// library's leaky_simd_target() must report that target while it runs.
+inline void ForEachTarget(const std::function<void(const std::string&)>& body) {
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    const std::string name = hwy::TargetName(target);
+    ASSERT_EQ(name, leaky_simd_target()) << "dispatch did not switch target";
+    SCOPED_TRACE("SIMD target " + name);
+    body(name);
+    if (::testing::Test::HasFatalFailure()) break;
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// Bit-exact equality, except that any NaN equals any NaN.
+template <class T> bool IsNan(T v) {
+  if constexpr (std::is_same_v<T, float16>) return (v.bits & 0x7fff) > 0x7c00;
+  else if constexpr (std::is_same_v<T, bfloat16>) return (v.bits & 0x7fff) > 0x7f80;
+  else return std::isnan(v);
+}
+template <class T> auto Bits(T v) {
+  if constexpr (sizeof(T) == 2) return v.bits;
+  else if constexpr (sizeof(T) == 4) return std::bit_cast<uint32_t>(v);
+  else return std::bit_cast<uint64_t>(v);
+}
+template <class T> bool SameOrBothNan(T a, T b) {
+  if (IsNan(a) || IsNan(b)) return IsNan(a) && IsNan(b);
+  return Bits(a) == Bits(b);
+}
+template <class T> std::string Hex(T v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "0x%llx", static_cast<unsigned long long>(Bits(v)));
+  return buffer;
+}
+
+// Returns the index of the first mismatch, or -1.
+template <class T>
+long FirstMismatch(const T* actual, const T* expected, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (!SameOrBothNan(actual[i], expected[i])) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+// The x86 MXCSR bits FTZ and DAZ, set for the lifetime of the object.
+class FlushDenormals {
+ public:
+  FlushDenormals();
+  ~FlushDenormals();
+  FlushDenormals(const FlushDenormals&) = delete;
+  FlushDenormals& operator=(const FlushDenormals&) = delete;
+
+ private:
+  unsigned saved_;
+};
+
+// Every interesting f32 value: zeros, subnormals, normals at the edges,
+// infinities, quiet and signalling NaNs with payloads, both signs.
+std::vector<float> SpecialFloats();
+std::vector<double> SpecialDoubles();
+
+inline constexpr double kSlopes[] = {0.0, 0.01, 0.2, 0.3, 1.0, 1.5, -0.5};
+
+}  // namespace leaky::test
+
+#endif  // LEAKY_TESTS_TEST_UTIL_H_

@@ -1,0 +1,16 @@
+// The `leaky` CLI: each subcommand registers itself on the CLI11 app and
+// runs on top of the public API only.
+#ifndef LEAKY_TOOLS_COMMANDS_H_
+#define LEAKY_TOOLS_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace leaky::tools {
+
+// Adds the subcommand; `run` is set to its body when it is selected.
+void AddDemoCommand(CLI::App& app, std::function<int()>& run);
+
+}  // namespace leaky::tools
+
+#endif  // LEAKY_TOOLS_COMMANDS_H_
