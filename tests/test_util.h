@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -21,8 +22,14 @@ namespace leaky::test {
 
 // Runs `body` with Highway's dispatch forced to each target in turn; the
 // library's leaky_simd_target() must report that target while it runs.
+// LEAKY_TEST_BEST_TARGET_ONLY=1 (the ThreadSanitizer run, where threads, not
+// instruction sets, are under test) keeps only the best target.
 inline void ForEachTarget(const std::function<void(const std::string&)>& body) {
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const char* best_only = std::getenv("LEAKY_TEST_BEST_TARGET_ONLY");
+  if (best_only != nullptr && std::string(best_only) == "1" && !targets.empty()) {
+    targets.resize(1);
+  }
   ASSERT_FALSE(targets.empty());
   for (int64_t target : targets) {
     hwy::SetSupportedTargetsForTest(target);

@@ -56,6 +56,7 @@ void RunCore(const Job& job, uint32_t core) {
 }
 
 void RunCoreTask(void* context, size_t core) {
+  LEAKY_TSAN_ACQUIRE(context);
   const Job& job = *static_cast<const Job*>(context);
   RunCore(job, static_cast<uint32_t>(core));
   LEAKY_TSAN_RELEASE(context);
@@ -69,6 +70,7 @@ void Execute(Job& job) {
     for (uint32_t core = 0; core < cores; ++core) RunCore(job, core);
     return;
   }
+  LEAKY_TSAN_RELEASE(&job);
   pthreadpool_parallelize_1d(pool, &RunCoreTask, &job, cores, 0);
   LEAKY_TSAN_ACQUIRE(&job);
 }
