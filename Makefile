@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 CMAKE_FLAGS = -G Ninja -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
 CTEST_FLAGS = --output-on-failure --no-tests=error -j $(JOBS)
 
-.PHONY: all bootstrap build demo test test-release test-asan test-tsan clean
+.PHONY: all bootstrap build demo bench test test-release test-asan test-tsan clean
 
 all: build
 
@@ -20,6 +20,10 @@ build: bootstrap
 
 demo: build
 	$(BUILD)/leaky demo
+
+# The benchmark against oneDNN, XNNPACK and the memory limits (a few minutes).
+bench: build
+	$(BUILD)/leaky bench --out runs/bench
 
 test: test-release test-asan test-tsan
 

@@ -28,6 +28,10 @@ extern "C" void omp_set_num_threads(int);
 namespace {
 
 constexpr double kSlope = 0.2;
+// In-place cases run the op on their own output again and again; slope 1
+// keeps the data (and so the work) the same every time, where 0.2 would
+// shrink negatives into subnormals within a few hundred runs.
+constexpr double kInPlaceSlope = 1.0;
 
 enum class Mode { kForward, kForwardInPlace, kBackward };
 const char* ModeName(Mode m) {
@@ -50,25 +54,46 @@ struct FreeDeleter {
 using Buffer = std::unique_ptr<char, FreeDeleter>;
 
 // A page-aligned buffer of random values of both signs, touched (so page
-// faults stay out of the timing).
-Buffer MakeBuffer(leaky_dtype dtype, size_t n, uint32_t seed) {
+// faults stay out of the timing). Filling 1 GiB costs about a second, and
+// Google Benchmark calls each case more than once, so buffers are cached per
+// (dtype, size, seed); a new size drops the old ones.
+char* CachedBuffer(leaky_dtype dtype, size_t n, uint32_t seed) {
+  struct Entry {
+    leaky_dtype dtype;
+    uint32_t seed;
+    Buffer buffer;
+  };
+  static size_t cached_n = 0;
+  static std::vector<Entry> cache;
+  if (n != cached_n) {
+    cache.clear();
+    cached_n = n;
+  }
+  for (Entry& e : cache) {
+    if (e.dtype == dtype && e.seed == seed) return e.buffer.get();
+  }
   const size_t bytes = (n * DtypeBytes(dtype) + 4095) / 4096 * 4096;
   Buffer buffer(static_cast<char*>(std::aligned_alloc(4096, bytes)));
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   // A 4 Ki-element random pattern repeated: cheap to fill 1 GiB.
-  std::vector<float> pattern(4096);
-  for (float& v : pattern) v = normal(rng);
-  for (size_t i = 0; i < n; ++i) {
-    const float v = pattern[i % pattern.size()];
+  constexpr size_t kPattern = 4096;
+  std::vector<char> pattern(kPattern * DtypeBytes(dtype));
+  for (size_t i = 0; i < kPattern; ++i) {
+    const float v = normal(rng);
+    char* p = pattern.data() + i * DtypeBytes(dtype);
     switch (dtype) {
-      case LEAKY_F32: reinterpret_cast<float*>(buffer.get())[i] = v; break;
-      case LEAKY_F64: reinterpret_cast<double*>(buffer.get())[i] = v; break;
-      case LEAKY_F16: reinterpret_cast<leaky::float16*>(buffer.get())[i] = leaky::float16(v); break;
-      case LEAKY_BF16: reinterpret_cast<leaky::bfloat16*>(buffer.get())[i] = leaky::bfloat16(v); break;
+      case LEAKY_F32: std::memcpy(p, &v, 4); break;
+      case LEAKY_F64: { const double d = v; std::memcpy(p, &d, 8); break; }
+      case LEAKY_F16: { const auto h = leaky::float16(v); std::memcpy(p, &h, 2); break; }
+      case LEAKY_BF16: { const auto h = leaky::bfloat16(v); std::memcpy(p, &h, 2); break; }
     }
   }
-  return buffer;
+  for (size_t offset = 0; offset < bytes; offset += pattern.size()) {
+    std::memcpy(buffer.get() + offset, pattern.data(), std::min(pattern.size(), bytes - offset));
+  }
+  cache.push_back(Entry{dtype, seed, std::move(buffer)});
+  return cache.back().buffer.get();
 }
 
 int AllThreads() { return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)); }
@@ -137,6 +162,8 @@ struct Case {
   int threads;
 };
 
+double SlopeFor(const Case& c) { return c.mode == Mode::kForwardInPlace ? kInPlaceSlope : kSlope; }
+
 // Returns false if the contender cannot run this case (then it is skipped).
 using Runner = std::function<void()>;
 
@@ -145,12 +172,13 @@ void Register(const Case& c, std::function<Runner(const Case&, char*, char*, cha
                            std::to_string(c.n) + "/" + std::to_string(c.threads);
   benchmark::RegisterBenchmark(name.c_str(), [c, make](benchmark::State& state) {
     const size_t streams = c.mode == Mode::kBackward ? 3 : 2;
-    Buffer a = MakeBuffer(c.dtype, c.n, 1), b = MakeBuffer(c.dtype, c.n, 2);
-    Buffer out = c.mode == Mode::kForwardInPlace ? nullptr : MakeBuffer(c.dtype, c.n, 3);
-    char* dst = c.mode == Mode::kForwardInPlace ? a.get() : out.get();
+    // In-place cases get their own input buffer (seed 4): they rewrite it.
+    char* a = CachedBuffer(c.dtype, c.n, c.mode == Mode::kForwardInPlace ? 4 : 1);
+    char* b = CachedBuffer(c.dtype, c.n, 2);
+    char* dst = c.mode == Mode::kForwardInPlace ? a : CachedBuffer(c.dtype, c.n, 3);
     Runner run;
     try {
-      run = make(c, a.get(), b.get(), dst);
+      run = make(c, a, b, dst);
     } catch (const std::exception& e) {
       state.SkipWithError(e.what());
       return;
@@ -169,12 +197,16 @@ void Register(const Case& c, std::function<Runner(const Case&, char*, char*, cha
   })->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
-Runner MakeLeaky(const Case& c, char* a, char* b, char* dst) {
-  const leaky_options options{c.threads, -1};
+Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int stream_stores) {
+  const leaky_options options{c.threads, stream_stores};
   if (c.mode == Mode::kBackward) {
     return [=] { leaky_relu_backward(c.dtype, c.n, b, a, 0, dst, kSlope, &options); };
   }
-  return [=] { leaky_relu_forward(c.dtype, c.n, a, dst, kSlope, &options); };
+  return [=] { leaky_relu_forward(c.dtype, c.n, a, dst, SlopeFor(c), &options); };
+}
+
+Runner MakeLeaky(const Case& c, char* a, char* b, char* dst) {
+  return MakeLeakyWithStores(c, a, b, dst, -1);
 }
 
 Runner MakeLoop(const Case& c, char* a, char* b, char* dst) {
@@ -183,7 +215,7 @@ Runner MakeLoop(const Case& c, char* a, char* b, char* dst) {
   const auto* dy = reinterpret_cast<const float*>(b);
   auto* y = reinterpret_cast<float*>(dst);
   const size_t n = c.n;
-  const float s = static_cast<float>(kSlope);
+  const float s = static_cast<float>(SlopeFor(c));
   if (c.mode == Mode::kBackward) {
     return [=] { for (size_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? dy[i] : dy[i] * s; };
   }
@@ -218,7 +250,7 @@ Runner MakeOneDnn(const Case& c, char* a, char* b, char* dst) {
   const memory::desc md({static_cast<memory::dim>(c.n)}, type, memory::format_tag::a);
   const dnnl::eltwise_forward::primitive_desc forward_pd(
       dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training,
-                                  dnnl::algorithm::eltwise_relu, md, static_cast<float>(kSlope)),
+                                  dnnl::algorithm::eltwise_relu, md, static_cast<float>(SlopeFor(c))),
       engine);
   memory src(md, engine, a), diff(md, engine, b), out(md, engine, dst);
   const int threads = c.threads;
@@ -251,8 +283,8 @@ Runner MakeXnnpack(const Case& c, char* a, char* b, char* dst) {
   xnn_operator_t op = nullptr;
   const xnn_status created =
       c.dtype == LEAKY_F32
-          ? xnn_create_leaky_relu_nc_f32(1, 1, 1, static_cast<float>(kSlope), 0, &op)
-          : xnn_create_leaky_relu_nc_f16(1, 1, 1, static_cast<float>(kSlope), 0, &op);
+          ? xnn_create_leaky_relu_nc_f32(1, 1, 1, static_cast<float>(SlopeFor(c)), 0, &op)
+          : xnn_create_leaky_relu_nc_f16(1, 1, 1, static_cast<float>(SlopeFor(c)), 0, &op);
   if (created != xnn_status_success) return nullptr;
   std::shared_ptr<xnn_operator> owner(op, xnn_delete_operator);
   pthreadpool_t pool = PoolFor(c.threads);
@@ -276,6 +308,9 @@ void RegisterAll(bool quick) {
   };
   const std::vector<Contender> contenders = {
       {"leaky", MakeLeaky},
+      // The store policy's evidence: forced cached and forced streaming stores.
+      {"leaky_cached", [](const Case& c, char* a, char* b, char* d) { return MakeLeakyWithStores(c, a, b, d, 0); }},
+      {"leaky_stream", [](const Case& c, char* a, char* b, char* d) { return MakeLeakyWithStores(c, a, b, d, 1); }},
       {"onednn", MakeOneDnn},
       {"xnnpack", MakeXnnpack},
       {"loop", MakeLoop},
@@ -290,6 +325,7 @@ void RegisterAll(bool quick) {
           for (const Contender& contender : contenders) {
             Case c{contender.name, dtype, mode, n, threads};
             // Cheap pre-checks so unsupported cases are not even registered.
+            if (std::string(contender.name).starts_with("leaky_") && !sweep) continue;
             if (std::string(contender.name) == "loop" && (dtype != LEAKY_F32 || threads != 1)) continue;
             if (std::string(contender.name) == "xnnpack" &&
                 (mode == Mode::kBackward || (dtype != LEAKY_F32 && dtype != LEAKY_F16))) continue;

@@ -59,6 +59,14 @@ typedef struct leaky_tiling {
  * set) for an impossible request. */
 LEAKY_API leaky_status leaky_plan_tiling(const leaky_plan_request* request, leaky_tiling* tiling);
 
+/* The request this library's own drivers make on this CPU for an elementwise
+ * op touching `streams` arrays (2 forward, 3 backward) of n elements of
+ * `dtype`, with the output at an aligned address. `leaky plan --preset cpu`
+ * prints its plan. */
+LEAKY_API leaky_status leaky_cpu_plan_request(leaky_dtype dtype, uint64_t n, uint32_t streams,
+                                              const leaky_options* options,
+                                              leaky_plan_request* request);
+
 /* Element index where granule `g` begins (clamped to [0, n]). */
 static inline uint64_t leaky_tiling_granule_start(const leaky_tiling* t, uint64_t g) {
   uint64_t raw = g * t->granule_length;

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 
 #include "leaky/reference.hpp"
@@ -47,11 +48,19 @@ void RunCore(const Job& job, uint32_t core) {
   // Kernels need IEEE defaults (no FTZ/DAZ, round to nearest) on whichever
   // thread runs them; the caller's state comes back when the core is done.
   const reference::ieee_environment ieee;
-  const uint64_t tiles = leaky_tiling_tile_count(job.tiling, core);
-  for (uint64_t tile = 0; tile < tiles; ++tile) {
-    uint64_t start, length;
-    leaky_tiling_tile_range(job.tiling, core, tile, &start, &length);
-    job.run_tile(job, start, length);
+  const leaky_tiling* tiling = job.tiling;
+  uint64_t first, count;
+  leaky_tiling_core_granules(tiling, core, &first, &count);
+  // Walk the tiles incrementally: the same ranges as leaky_tiling_tile_range,
+  // without its divisions per tile (they show at 4 Ki-element calls).
+  const uint64_t per_tile = leaky_tiling_tile_granules(tiling);
+  const uint64_t end = first + count;
+  uint64_t start = leaky_tiling_granule_start(tiling, first);
+  for (uint64_t granule = first; granule < end;) {
+    granule = end - granule > per_tile ? granule + per_tile : end;
+    const uint64_t stop = leaky_tiling_granule_start(tiling, granule);
+    job.run_tile(job, start, stop - start);
+    start = stop;
   }
 }
 
@@ -149,32 +158,54 @@ leaky_status CheckFiniteParameter(const char* function, const char* name, double
   return LEAKY_OK;
 }
 
-leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
-                        const leaky_options& options, const void* output, double negative_slope) {
+static void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
+                    const leaky_options& options, uintptr_t output_address,
+                    double negative_slope, leaky_plan_request* request) {
   const CpuFacts& cpu = Cpu();
-  leaky_plan_request request{};
-  request.total_length = n;
-  request.element_bytes = static_cast<uint32_t>(element_bytes);
-  request.streams = streams;
-  request.max_cores = static_cast<uint32_t>(options.num_threads);
-  request.align_bytes = kCacheLineBytes;
+  std::memset(request, 0, sizeof(*request));  // padding too: requests are compared bytewise
+  request->total_length = n;
+  request->element_bytes = static_cast<uint32_t>(element_bytes);
+  request->streams = streams;
+  request->max_cores = static_cast<uint32_t>(options.num_threads);
+  request->align_bytes = kCacheLineBytes;
   // Half the per-core L2 for the tile: the rest holds the other streams'
   // prefetched lines and whatever the application keeps there.
-  request.buffer_bytes = cpu.core_cache_bytes / 2;
-  request.buffer_count = 1;  // hardware prefetchers double-buffer for us
-  request.address_offset =
-      static_cast<uint32_t>(reinterpret_cast<uintptr_t>(output) % kCacheLineBytes);
-  request.min_bytes_per_core = min_bytes_per_core.load(std::memory_order_relaxed);
+  request->buffer_bytes = cpu.core_cache_bytes / 2;
+  request->buffer_count = 1;  // hardware prefetchers double-buffer for us
+  request->address_offset = static_cast<uint32_t>(output_address % kCacheLineBytes);
+  request->min_bytes_per_core = min_bytes_per_core.load(std::memory_order_relaxed);
   // Automatic store policy: non-temporal stores skip the read-for-ownership
   // of each output line (a third of the traffic of an out-of-place op) but
   // evict the result from cache. They pay only when input plus output cannot
   // stay in the last-level cache anyway; see bench/README.md for the sweep.
-  request.stream_threshold_bytes = cpu.llc_bytes / 2;
-  request.stream_stores = options.stream_stores;
-  request.negative_slope = negative_slope;
+  request->stream_threshold_bytes = cpu.llc_bytes / 2;
+  request->stream_stores = options.stream_stores;
+  request->negative_slope = negative_slope;
+}
+
+leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
+                        const leaky_options& options, const void* output, double negative_slope) {
+  leaky_plan_request request;
+  FillCpuRequest(n, element_bytes, streams, options, reinterpret_cast<uintptr_t>(output),
+                 negative_slope, &request);
+  // Callers repeat the same shape call after call (a training step, a
+  // benchmark loop): the last plan of this thread is reused when the request
+  // is identical, so a 4 Ki-element call does not pay the planner's divisions.
+  // One thread_local object: in a shared library each one costs a
+  // __tls_get_addr call.
+  struct LastPlan {
+    leaky_plan_request request;
+    leaky_tiling tiling;
+    bool valid;
+  };
+  thread_local LastPlan last{};
+  if (last.valid && std::memcmp(&request, &last.request, sizeof(request)) == 0) return last.tiling;
   leaky_tiling tiling;
   // Every field was validated by the driver, so planning cannot fail here.
   (void)leaky_plan_tiling(&request, &tiling);
+  last.request = request;
+  last.tiling = tiling;
+  last.valid = true;
   return tiling;
 }
 
@@ -192,6 +223,26 @@ void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, const vo
           static_cast<char*>(dst), kernels::Params{tiling.negative_slope, tiling.stream_stores != 0}};
   Execute(job);
 }
+
+}  // namespace leaky::internal
+
+extern "C" leaky_status leaky_cpu_plan_request(leaky_dtype dtype, uint64_t n, uint32_t streams,
+                                               const leaky_options* options,
+                                               leaky_plan_request* request) {
+  using namespace leaky::internal;
+  static constexpr char kFunction[] = "leaky_cpu_plan_request";
+  leaky_status status = LEAKY_OK;
+  const size_t element_bytes = ElementBytes(kFunction, dtype, &status);
+  if (element_bytes == 0) return status;
+  if (request == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: request is null", kFunction);
+  leaky_options resolved;
+  const leaky_status options_status = ResolveOptions(kFunction, options, &resolved);
+  if (options_status != LEAKY_OK) return options_status;
+  FillCpuRequest(n, element_bytes, streams, resolved, 0, 0.0, request);
+  return LEAKY_OK;
+}
+
+namespace leaky::internal {
 
 void SetMinBytesPerCoreForTesting(uint64_t bytes) {
   min_bytes_per_core.store(bytes == 0 ? kDefaultMinBytesPerCore : bytes,

@@ -10,6 +10,10 @@ namespace leaky::tools {
 
 // Adds the subcommand; `run` is set to its body when it is selected.
 void AddDemoCommand(CLI::App& app, std::function<int()>& run);
+void AddBenchCommand(CLI::App& app, std::function<int()>& run);
+void AddPlanCommand(CLI::App& app, std::function<int()>& run);
+void AddGoldenCommand(CLI::App& app, std::function<int()>& run);
+void AddCheckCommand(CLI::App& app, std::function<int()>& run);
 
 }  // namespace leaky::tools
 

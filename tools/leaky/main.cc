@@ -12,11 +12,21 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", leaky_version());
   std::function<int()> run;
   leaky::tools::AddDemoCommand(app, run);
-  CLI11_PARSE(app, argc, argv);
+  leaky::tools::AddBenchCommand(app, run);
+  leaky::tools::AddPlanCommand(app, run);
+  leaky::tools::AddGoldenCommand(app, run);
+  leaky::tools::AddCheckCommand(app, run);
+  // Exit status: 0 success, 1 a verdict of failure (`leaky check` found a
+  // mismatch), 2 unusable input or arguments.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   try {
     return run();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "leaky: %s\n", e.what());
-    return 1;
+    return 2;
   }
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The toolkit end to end: plan -> golden -> a "kernel" -> check, and the exit
+# status contract: 0 pass, 1 mismatch, 2 unusable input.
+set -uo pipefail
+leaky=$1 work=$2
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+expect_status() {  # expected-status description command...
+  local want=$1 what=$2; shift 2
+  "$@" > "$work/out.txt" 2> "$work/err.txt"; local got=$?
+  [ "$got" = "$want" ] || { cat "$work/out.txt" "$work/err.txt"; fail "$what: exit $got, wanted $want"; }
+}
+
+expect_status 0 "plan table" "$leaky" plan --elems 1000003 --dtype f16 --preset npu
+grep -q "every element covered exactly once:  yes" "$work/out.txt" || fail "plan checks missing"
+expect_status 0 "plan json" "$leaky" plan --shape 64,3,37 --preset cpu --cores 4 --json
+grep -q '"covered_exactly_once": true' "$work/out.txt" || fail "plan json checks missing"
+expect_status 2 "plan without size" "$leaky" plan
+
+expect_status 0 "golden" "$leaky" golden --dtype f16 --dist hard --elems 4099 --out "$work/g"
+for f in input.bin golden.bin golden.json; do [ -f "$work/g/$f" ] || fail "golden wrote no $f"; done
+[ "$(stat -c %s "$work/g/golden.bin")" = 8198 ] || fail "golden.bin has the wrong size"
+expect_status 0 "golden backward" "$leaky" golden --dtype bf16 --op backward --dist uniform:-2,2 \
+  --shape 7,11 --out "$work/gb"
+for f in dy.bin golden_dx.bin; do [ -f "$work/gb/$f" ] || fail "backward golden wrote no $f"; done
+
+# A correct kernel's output is the golden itself.
+expect_status 0 "check pass" "$leaky" check "$work/g/golden.bin" --golden "$work/g"
+grep -q "^PASS" "$work/out.txt" || fail "no PASS line"
+expect_status 0 "check pass backward" "$leaky" check "$work/gb/golden_dx.bin" --golden "$work/gb"
+# A kernel that never ran writes nothing: the output is still the input.
+expect_status 1 "check mismatch" "$leaky" check "$work/g/input.bin" --golden "$work/g" --json
+grep -q '"pass": false' "$work/out.txt" || fail "no JSON verdict"
+# Unusable inputs: truncated, oversized, wrong dtype, unreadable path, bad JSON.
+head -c 100 "$work/g/golden.bin" > "$work/truncated.bin"
+expect_status 2 "truncated" "$leaky" check "$work/truncated.bin" --golden "$work/g"
+grep -q "truncated" "$work/err.txt" || fail "truncation not named"
+cat "$work/g/golden.bin" "$work/g/golden.bin" > "$work/oversized.bin"
+expect_status 2 "oversized" "$leaky" check "$work/oversized.bin" --golden "$work/g"
+expect_status 2 "dtype mismatch" "$leaky" check "$work/gb/golden.bin" --golden "$work/g"
+expect_status 2 "missing file" "$leaky" check "$work/nope.bin" --golden "$work/g"
+expect_status 2 "missing golden dir" "$leaky" check "$work/g/golden.bin" --golden "$work/none"
+echo '{"format": "leaky-golden-1", "op": 3}' > "$work/g/golden.json"
+expect_status 2 "bad json" "$leaky" check "$work/g/golden.bin" --golden "$work/g"
+echo "toolkit CLI: all checks passed"

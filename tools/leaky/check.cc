@@ -1,0 +1,102 @@
+// `leaky check OUTPUT --golden DIR`: pass/fail with error statistics, and a
+// diagnosis of the classic kernel bugs. Exit status: 0 pass, 1 mismatch,
+// 2 unusable input (a one-line error, never a crash or a wrong verdict).
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "commands.h"
+#include "diagnose.h"
+#include "golden_io.h"
+#include "plan_options.h"
+
+namespace leaky::tools {
+namespace {
+
+constexpr int kExitMismatch = 1;
+constexpr int kExitUnusable = 2;
+
+struct CheckSettings {
+  std::string output;
+  std::string golden_dir;
+  bool json_output = false;
+  int64_t max_ulp = -1;  // -1: the dtype's default
+  bool use_plan = false;
+  PlanOptions plan;
+};
+
+std::string Text(const std::filesystem::path& path) {
+  const std::vector<uint8_t> bytes = ReadFile(path.string(), 1 << 20);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+int RunCheck(const CheckSettings& s) {
+  CheckInput input;
+  GoldenDescription d;
+  try {
+    const std::filesystem::path dir(s.golden_dir);
+    d = DescriptionFromJson(Text(dir / "golden.json"));
+    const uint64_t bytes = d.elements * DtypeBytes(d.dtype);
+    auto load = [&](const std::string& what, const std::string& path) {
+      // Read at most one byte more than needed: enough to call it oversized.
+      return DecodeArray(what, ReadFile(path, bytes + 1), d.dtype, d.elements);
+    };
+    input.dtype = d.dtype;
+    input.backward = d.op == "leaky_relu_backward";
+    input.negative_slope = d.negative_slope;
+    input.input = load("input.bin", (dir / "input.bin").string());
+    input.golden = load(input.backward ? "golden_dx.bin" : "golden.bin",
+                        (dir / (input.backward ? "golden_dx.bin" : "golden.bin")).string());
+    if (input.backward) input.dy = load("dy.bin", (dir / "dy.bin").string());
+    input.output = load("the output " + s.output, s.output);
+    input.max_ulp = s.max_ulp >= 0 ? static_cast<uint64_t>(s.max_ulp) : DefaultMaxUlp(d.dtype);
+    if (s.use_plan) {
+      PlanOptions plan = s.plan;
+      plan.op = input.backward ? "backward" : "forward";
+      const leaky_plan_request request = MakePlanRequest(plan, d.dtype, d.elements, d.negative_slope);
+      leaky_tiling tiling;
+      if (leaky_plan_tiling(&request, &tiling) != LEAKY_OK) throw GoldenError(leaky_last_error());
+      input.plan = tiling;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "leaky check: %s\n", e.what());
+    return kExitUnusable;
+  }
+  const CheckResult result = Diagnose(input);
+  if (s.json_output) {
+    nlohmann::json j = result.ToJson();
+    j["dtype"] = DtypeName(d.dtype);
+    j["op"] = d.op;
+    j["tolerance_ulp"] = input.max_ulp;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%s: %llu of %llu elements outside %llu ulp (%s, %s)\n",
+                result.pass ? "PASS" : "FAIL", static_cast<unsigned long long>(result.mismatches),
+                static_cast<unsigned long long>(result.elements),
+                static_cast<unsigned long long>(input.max_ulp), DtypeName(d.dtype), d.op.c_str());
+    std::printf("max error: %llu ulp, %.6g absolute, %.6g relative (finite, non-NaN pairs)\n",
+                static_cast<unsigned long long>(result.max_ulp), result.max_abs_error,
+                result.max_rel_error);
+    for (const Finding& f : result.findings) std::printf("- %s: %s\n", f.kind.c_str(), f.message.c_str());
+  }
+  return result.pass ? 0 : kExitMismatch;
+}
+
+}  // namespace
+
+void AddCheckCommand(CLI::App& app, std::function<int()>& run) {
+  auto s = std::make_shared<CheckSettings>();
+  auto* command = app.add_subcommand("check", "Compare a kernel's output with a golden and "
+                                     "diagnose the failure (exit 0 pass, 1 mismatch, 2 unusable)");
+  command->add_option("output", s->output, "The kernel's output file (raw, little-endian)")
+      ->required();
+  command->add_option("--golden", s->golden_dir, "Directory written by `leaky golden`")->required();
+  command->add_flag("--json", s->json_output, "JSON instead of text");
+  command->add_option("--max-ulp", s->max_ulp, "Tolerance (default: 0 for f32/f64, 1 for f16/bf16)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62));
+  command->add_flag("--plan", s->use_plan, "Map indices to cores and tiles with these plan options");
+  AddPlanOptions(command, s->plan);
+  command->callback([&run, s] { run = [s] { return RunCheck(*s); }; });
+}
+
+}  // namespace leaky::tools

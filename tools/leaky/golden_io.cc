@@ -1,0 +1,164 @@
+#include "golden_io.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "leaky/leaky.hpp"
+
+namespace leaky::tools {
+
+using json = nlohmann::json;
+
+const char* DtypeName(leaky_dtype dtype) {
+  switch (dtype) {
+    case LEAKY_F32: return "f32";
+    case LEAKY_F64: return "f64";
+    case LEAKY_F16: return "f16";
+    case LEAKY_BF16: return "bf16";
+  }
+  return "?";
+}
+
+leaky_dtype ParseDtype(const std::string& name) {
+  for (leaky_dtype d : {LEAKY_F32, LEAKY_F64, LEAKY_F16, LEAKY_BF16}) {
+    if (name == DtypeName(d)) return d;
+  }
+  throw GoldenError("unknown dtype '" + name + "' (expected f32, f64, f16 or bf16)");
+}
+
+size_t DtypeBytes(leaky_dtype dtype) {
+  return dtype == LEAKY_F64 ? 8 : dtype == LEAKY_F32 ? 4 : 2;
+}
+
+std::string DescriptionToJson(const GoldenDescription& d) {
+  json j = {{"format", "leaky-golden-1"},
+            {"op", d.op},
+            {"dtype", DtypeName(d.dtype)},
+            {"shape", d.shape},
+            {"elements", d.elements},
+            {"negative_slope", d.negative_slope},
+            {"distribution", d.distribution},
+            {"seed", d.seed},
+            {"files", {{"input", "input.bin"}, {"golden", "golden.bin"}}}};
+  if (d.op == "leaky_relu_backward") {
+    j["files"]["dy"] = "dy.bin";
+    j["files"]["golden_dx"] = "golden_dx.bin";
+    j["saved"] = "input";
+  }
+  return j.dump(2) + "\n";
+}
+
+GoldenDescription DescriptionFromJson(const std::string& text) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw GoldenError(std::string("golden.json is not valid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw GoldenError("golden.json must hold a JSON object");
+  try {
+    if (j.value("format", "") != "leaky-golden-1") {
+      throw GoldenError("golden.json: unknown format (expected \"leaky-golden-1\")");
+    }
+    GoldenDescription d;
+    d.op = j.at("op").get<std::string>();
+    if (d.op != "leaky_relu_forward" && d.op != "leaky_relu_backward") {
+      throw GoldenError("golden.json: unknown op '" + d.op + "'");
+    }
+    d.dtype = ParseDtype(j.at("dtype").get<std::string>());
+    d.shape = j.at("shape").get<std::vector<uint64_t>>();
+    d.elements = j.at("elements").get<uint64_t>();
+    uint64_t product = 1;
+    for (uint64_t extent : d.shape) {
+      if (extent != 0 && product > kMaxGoldenElements / extent) {
+        throw GoldenError("golden.json: shape is too large");
+      }
+      product *= extent;
+    }
+    if (product != d.elements) {
+      throw GoldenError("golden.json: shape holds " + std::to_string(product) +
+                        " elements but \"elements\" says " + std::to_string(d.elements));
+    }
+    if (d.elements > kMaxGoldenElements) throw GoldenError("golden.json: too many elements");
+    d.negative_slope = j.at("negative_slope").get<double>();
+    if (!std::isfinite(d.negative_slope)) throw GoldenError("golden.json: slope is not finite");
+    d.distribution = j.value("distribution", "");
+    d.seed = j.value("seed", uint64_t{0});
+    return d;
+  } catch (const json::exception& e) {
+    throw GoldenError(std::string("golden.json: missing or mistyped field: ") + e.what());
+  }
+}
+
+double ToDouble(leaky_dtype dtype, uint64_t bits) {
+  switch (dtype) {
+    case LEAKY_F32: return std::bit_cast<float>(static_cast<uint32_t>(bits));
+    case LEAKY_F64: return std::bit_cast<double>(bits);
+    case LEAKY_F16: return static_cast<float>(float16::from_bits(static_cast<uint16_t>(bits)));
+    case LEAKY_BF16: return static_cast<float>(bfloat16::from_bits(static_cast<uint16_t>(bits)));
+  }
+  return NAN;
+}
+
+bool IsNanBits(leaky_dtype dtype, uint64_t bits) { return std::isnan(ToDouble(dtype, bits)); }
+
+uint64_t UlpDistance(leaky_dtype dtype, uint64_t a, uint64_t b) {
+  const unsigned width = static_cast<unsigned>(DtypeBytes(dtype) * 8);
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  // Map to an unsigned line where adjacent floats are adjacent integers and
+  // -0 == +0: negatives below `sign`, positives above. Unsigned, so f64's
+  // extremes cannot overflow (the fuzzer found the signed version did).
+  auto ordered = [&](uint64_t bits) -> uint64_t {
+    const uint64_t magnitude = bits & (sign - 1);
+    return (bits & sign) ? sign - magnitude : sign + magnitude;
+  };
+  const uint64_t x = ordered(a), y = ordered(b);
+  return x > y ? x - y : y - x;
+}
+
+Array DecodeArray(const std::string& what, const std::vector<uint8_t>& bytes, leaky_dtype dtype,
+                  uint64_t elements) {
+  const size_t size = DtypeBytes(dtype);
+  if (elements > kMaxGoldenElements || bytes.size() != elements * size) {
+    throw GoldenError(what + " holds " + std::to_string(bytes.size()) + " bytes but " +
+                      std::to_string(elements) + " " + DtypeName(dtype) + " elements need " +
+                      std::to_string(elements * size) + " (truncated, oversized, or another dtype)");
+  }
+  Array array;
+  array.bits.resize(elements);
+  array.values.resize(elements);
+  for (uint64_t i = 0; i < elements; ++i) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, bytes.data() + i * size, size);  // little-endian hosts only
+    array.bits[i] = bits;
+    array.values[i] = ToDouble(dtype, bits);
+  }
+  return array;
+}
+
+std::vector<uint8_t> ReadFile(const std::string& path, uint64_t max_bytes) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) throw GoldenError("cannot read " + path);
+  const std::streamoff size = file.tellg();
+  if (size < 0) throw GoldenError("cannot read " + path + " (not a regular file?)");
+  if (static_cast<uint64_t>(size) > max_bytes) {
+    throw GoldenError(path + " is " + std::to_string(size) + " bytes, more than the " +
+                      std::to_string(max_bytes) + " expected");
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(size));
+  file.seekg(0);
+  if (!file.read(reinterpret_cast<char*>(bytes.data()), size)) throw GoldenError("cannot read " + path);
+  return bytes;
+}
+
+void WriteFile(const std::string& path, const void* data, size_t bytes) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file || !file.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes))) {
+    throw GoldenError("cannot write " + path);
+  }
+}
+
+}  // namespace leaky::tools

@@ -1,0 +1,64 @@
+// Golden data on disk: the JSON description and the raw little-endian arrays
+// that `leaky golden` writes and `leaky check` reads. Every reader validates
+// sizes and fields and throws GoldenError with a one-line message; nothing
+// here crashes on hostile input (a libFuzzer target checks that).
+#ifndef LEAKY_TOOLS_GOLDEN_IO_H_
+#define LEAKY_TOOLS_GOLDEN_IO_H_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "leaky/leaky.h"
+
+namespace leaky::tools {
+
+class GoldenError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct GoldenDescription {
+  std::string op = "leaky_relu_forward";  // or leaky_relu_backward
+  leaky_dtype dtype = LEAKY_F32;
+  std::vector<uint64_t> shape;
+  uint64_t elements = 0;
+  double negative_slope = 0.01;
+  std::string distribution = "normal";
+  uint64_t seed = 0;
+};
+
+// Largest array the tools accept: 2^32 elements keeps byte counts and the
+// analysis' memory well inside a 64-bit process.
+inline constexpr uint64_t kMaxGoldenElements = uint64_t{1} << 32;
+
+const char* DtypeName(leaky_dtype dtype);
+leaky_dtype ParseDtype(const std::string& name);  // throws GoldenError
+size_t DtypeBytes(leaky_dtype dtype);
+
+std::string DescriptionToJson(const GoldenDescription& description);
+GoldenDescription DescriptionFromJson(const std::string& text);  // throws GoldenError
+
+// An array of `dtype` values as bit patterns widened to uint64 and as doubles.
+struct Array {
+  std::vector<uint64_t> bits;
+  std::vector<double> values;
+};
+// Decodes exactly `elements` values from `bytes`; a size mismatch throws,
+// naming what was expected.
+Array DecodeArray(const std::string& what, const std::vector<uint8_t>& bytes, leaky_dtype dtype,
+                  uint64_t elements);
+std::vector<uint8_t> ReadFile(const std::string& path, uint64_t max_bytes);  // throws GoldenError
+void WriteFile(const std::string& path, const void* data, size_t bytes);     // throws GoldenError
+
+// Bits -> value for one element.
+double ToDouble(leaky_dtype dtype, uint64_t bits);
+// Distance in units in the last place between two patterns of `dtype`
+// (NaN handled by the caller); 0 and -0 are 0 apart.
+uint64_t UlpDistance(leaky_dtype dtype, uint64_t a, uint64_t b);
+bool IsNanBits(leaky_dtype dtype, uint64_t bits);
+
+}  // namespace leaky::tools
+
+#endif  // LEAKY_TOOLS_GOLDEN_IO_H_
