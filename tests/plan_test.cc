@@ -134,11 +134,14 @@ TEST(Plan, SmallProblemsStayOnOneCore) {
 }
 
 TEST(Plan, StorePolicy) {
-  leaky_plan_request r = Request(1 << 20, 2);  // 4 MiB output, threshold 16 MiB
+  leaky_plan_request r = Request(1 << 20, 2);  // 8 MiB moved, threshold 16 MiB
   leaky_tiling t;
   ASSERT_EQ(leaky_plan_tiling(&r, &t), LEAKY_OK);
   EXPECT_EQ(t.stream_stores, 0);
-  r.total_length = 1 << 22;  // 16 MiB output
+  r.total_length = (1 << 21) - 1;  // just under 16 MiB moved
+  ASSERT_EQ(leaky_plan_tiling(&r, &t), LEAKY_OK);
+  EXPECT_EQ(t.stream_stores, 0);
+  r.total_length = 1 << 21;  // 16 MiB moved
   ASSERT_EQ(leaky_plan_tiling(&r, &t), LEAKY_OK);
   EXPECT_EQ(t.stream_stores, 1);
   r.stream_stores = 0;

@@ -33,7 +33,7 @@ typedef struct leaky_plan_request {
   uint32_t buffer_count;      /* 1 = single buffering, 2 = double buffering */
   uint32_t address_offset;    /* output address modulo align_bytes */
   uint64_t min_bytes_per_core;/* traffic that justifies waking one more core */
-  uint64_t stream_threshold_bytes; /* automatic policy: stream when output >= this */
+  uint64_t stream_threshold_bytes; /* automatic policy: stream when bytes moved >= this */
   int32_t stream_stores;      /* -1 automatic, 0 never, 1 always */
   double negative_slope;
 } leaky_plan_request;

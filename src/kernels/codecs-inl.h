@@ -50,6 +50,7 @@ struct NativeCodec {
   using D = hn::ScalableTag<T>;
   static constexpr bool kHardwareMasks = LEAKY_HAVE_WIDE_MASKS;
   static constexpr bool kCanStream = true;
+  static constexpr bool kPaired = false;
   static HWY_INLINE hn::Vec<D> Load(D d, const Storage* p) { return hn::LoadU(d, p); }
   static HWY_INLINE void Store(D d, hn::Vec<D> v, Storage* p) { hn::StoreU(v, d, p); }
   static HWY_INLINE void Stream(D d, hn::Vec<D> v, Storage* aligned) { hn::Stream(v, d, aligned); }
@@ -75,6 +76,7 @@ struct HalfStorage {
   // Highway 1.0.3 rounds partial-vector Stream up to 16 bytes (writing past
   // the end), so targets whose u16 half-vector is narrower store normally.
   static constexpr bool kCanStream = hn::MaxLanes(DU16()) * sizeof(uint16_t) >= 16;
+  static constexpr bool kPaired = false;
 
   static HWY_INLINE hn::Vec<DU32> LoadBits(const Storage* p) {
     return hn::PromoteTo(DU32(), hn::LoadU(DU16(), p));
@@ -100,8 +102,9 @@ struct CodecBF16 : HalfStorage {
     return hn::BitCast(d, hn::ShiftLeft<16>(LoadBits(p)));
   }
   // Round to nearest-even on the dropped 16 bits; NaN gets its quiet bit so a
-  // payload living only in the dropped half cannot round into inf.
-  static HWY_INLINE hn::Vec<DU32> ToBits(D d, hn::Vec<D> v) {
+  // payload living only in the dropped half cannot round into inf. Returns
+  // the bf16 in the upper half of each u32 (lower half undefined).
+  static HWY_INLINE hn::Vec<DU32> RoundedHigh(hn::Vec<D> v) {
     const DU32 du;
     const DI32 di;
     const auto bits = hn::BitCast(du, v);
@@ -110,13 +113,47 @@ struct CodecBF16 : HalfStorage {
     const auto lsb = hn::And(hn::ShiftRight<16>(bits), hn::Set(du, 1));
     const auto rounded = hn::Add(bits, hn::Add(hn::Set(du, 0x7fffu), lsb));
     const auto quieted = hn::Or(bits, hn::Set(du, 0x00400000u));
-    (void)d;
-    return hn::ShiftRight<16>(hn::IfThenElse(is_nan, quieted, rounded));
+    return hn::IfThenElse(is_nan, quieted, rounded);
+  }
+  static HWY_INLINE hn::Vec<DU32> ToBits(D /*d*/, hn::Vec<D> v) {
+    return hn::ShiftRight<16>(RoundedHigh(v));
   }
   static HWY_INLINE void Store(D d, hn::Vec<D> v, Storage* p) { StoreBits(ToBits(d, v), p); }
   static HWY_INLINE void Stream(D d, hn::Vec<D> v, Storage* aligned) {
     StreamBits(ToBits(d, v), aligned);
   }
+
+#if HWY_TARGET == HWY_SCALAR
+  static constexpr bool kPaired = false;  // one lane: nothing to pair
+#else
+  // Paired access: one full u16 vector holds 2 * Lanes(f32) elements. The
+  // even elements are the low halves of its u32 lanes, the odd ones the high
+  // halves, so widening is one shift (even) or one mask (odd), and narrowing
+  // is a shift plus one OddEven blend - no pack or cross-lane permute. This
+  // halves the work per element, which made bf16 compute-bound before
+  // (measured: 4 Ki elements took ~3x as long as f16 with F16C).
+  static constexpr bool kPaired = true;
+  using DU16Full = hn::Repartition<uint16_t, D>;
+  static HWY_INLINE hn::Vec<D> LoadEven(D d, const Storage* p) {
+    return hn::BitCast(d, hn::ShiftLeft<16>(hn::BitCast(DU32(), hn::LoadU(DU16Full(), p))));
+  }
+  static HWY_INLINE hn::Vec<D> LoadOdd(D d, const Storage* p) {
+    const DU32 du;
+    return hn::BitCast(d, hn::And(hn::BitCast(du, hn::LoadU(DU16Full(), p)),
+                                  hn::Set(du, 0xffff0000u)));
+  }
+  static HWY_INLINE hn::Vec<DU16Full> Pack(hn::Vec<D> even, hn::Vec<D> odd) {
+    const DU16Full du16;
+    return hn::OddEven(hn::BitCast(du16, RoundedHigh(odd)),
+                       hn::BitCast(du16, hn::ShiftRight<16>(RoundedHigh(even))));
+  }
+  static HWY_INLINE void StorePair(D /*d*/, hn::Vec<D> even, hn::Vec<D> odd, Storage* p) {
+    hn::StoreU(Pack(even, odd), DU16Full(), p);
+  }
+  static HWY_INLINE void StreamPair(D /*d*/, hn::Vec<D> even, hn::Vec<D> odd, Storage* aligned) {
+    hn::Stream(Pack(even, odd), DU16Full(), aligned);
+  }
+#endif
 };
 
 struct CodecF16 : HalfStorage {

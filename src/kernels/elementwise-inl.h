@@ -56,28 +56,53 @@ HWY_INLINE void Elementwise(size_t n, typename Codec::Storage* dst, bool stream,
   using Storage = typename Codec::Storage;
   const typename Codec::D d;
   const size_t lanes = hn::Lanes(d);
-  const size_t vector_bytes = lanes * sizeof(Storage);
   size_t i = 0;
+
+  // Paired codecs move two compute vectors per stored vector.
+  const size_t step = Codec::kPaired ? 2 * lanes : lanes;
+  const size_t vector_bytes = step * sizeof(Storage);
 
   const uintptr_t address = reinterpret_cast<uintptr_t>(dst);
   if (Codec::kCanStream && stream && address % sizeof(Storage) == 0) {
     const size_t head = HWY_MIN(n, ((vector_bytes - address % vector_bytes) % vector_bytes) /
                                        sizeof(Storage));
-    if (head != 0) {
-      StorePartial<Codec>(d, op(d, LoadPartial<Codec>(d, head, srcs)...), head, dst);
+    for (; i + lanes <= head; i += lanes) {
+      Codec::Store(d, op(d, Codec::Load(d, srcs + i)...), dst + i);
+    }
+    if (i < head) {
+      StorePartial<Codec>(d, op(d, LoadPartial<Codec>(d, head - i, srcs + i)...), head - i,
+                          dst + i);
       i = head;
     }
-    for (; i + 2 * lanes <= n; i += 2 * lanes) {
-      const auto v0 = op(d, Codec::Load(d, srcs + i)...);
-      const auto v1 = op(d, Codec::Load(d, srcs + i + lanes)...);
-      Codec::Stream(d, v0, dst + i);
-      Codec::Stream(d, v1, dst + i + lanes);
+    if constexpr (Codec::kPaired) {
+      for (; i + step <= n; i += step) {
+        const auto even = op(d, Codec::LoadEven(d, srcs + i)...);
+        const auto odd = op(d, Codec::LoadOdd(d, srcs + i)...);
+        Codec::StreamPair(d, even, odd, dst + i);
+      }
+    } else {
+      for (; i + 2 * lanes <= n; i += 2 * lanes) {
+        const auto v0 = op(d, Codec::Load(d, srcs + i)...);
+        const auto v1 = op(d, Codec::Load(d, srcs + i + lanes)...);
+        Codec::Stream(d, v0, dst + i);
+        Codec::Stream(d, v1, dst + i + lanes);
+      }
     }
     for (; i + lanes <= n; i += lanes) Codec::Stream(d, op(d, Codec::Load(d, srcs + i)...), dst + i);
     // Non-temporal stores are weakly ordered: fence before the pool reports
     // this tile done, so other threads see every byte.
     hwy::FlushStream();
   } else {
+    if constexpr (Codec::kPaired) {
+      for (; i + 2 * step <= n; i += 2 * step) {
+        const auto e0 = op(d, Codec::LoadEven(d, srcs + i)...);
+        const auto o0 = op(d, Codec::LoadOdd(d, srcs + i)...);
+        const auto e1 = op(d, Codec::LoadEven(d, srcs + i + step)...);
+        const auto o1 = op(d, Codec::LoadOdd(d, srcs + i + step)...);
+        Codec::StorePair(d, e0, o0, dst + i);
+        Codec::StorePair(d, e1, o1, dst + i + step);
+      }
+    }
     // Four vectors in flight hide load latency; more gains nothing measurable
     // on a memory-bound loop.
     for (; i + 4 * lanes <= n; i += 4 * lanes) {

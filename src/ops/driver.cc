@@ -24,9 +24,13 @@ extern "C" void __tsan_release(void* address);
 namespace leaky::internal {
 namespace {
 
-// Measured with `leaky-bench` on the 2-core development machine (see
-// bench/README.md): waking a pthreadpool worker costs about as much as
-// streaming 100-200 KiB, so a second core pays only past ~256 KiB of traffic.
+// A second core pays only when its share outweighs waking a pthreadpool
+// worker. Measured with leaky-bench (f32 forward, same run, 2-core EPYC):
+// XNNPACK, which always wakes its pool, got 44 GB/s on 2 threads against 114
+// on 1 at 4 Ki elements (32 KiB moved) and 92 against 82 at 16 Ki (128 KiB);
+// with this threshold leaky splits 64 Ki elements (512 KiB moved) over two
+// cores: 131 GB/s against 77 on one. 256 KiB per core keeps small calls on
+// the caller's thread with a margin.
 constexpr uint64_t kDefaultMinBytesPerCore = 256u << 10;
 std::atomic<uint64_t> min_bytes_per_core{kDefaultMinBytesPerCore};
 
@@ -158,6 +162,12 @@ leaky_status CheckFiniteParameter(const char* function, const char* name, double
   return LEAKY_OK;
 }
 
+leaky_options InPlacePolicy(const leaky_options& options, bool in_place) {
+  leaky_options resolved = options;
+  if (in_place && resolved.stream_stores == -1) resolved.stream_stores = 0;
+  return resolved;
+}
+
 static void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
                     const leaky_options& options, uintptr_t output_address,
                     double negative_slope, leaky_plan_request* request) {
@@ -176,9 +186,15 @@ static void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
   request->min_bytes_per_core = min_bytes_per_core.load(std::memory_order_relaxed);
   // Automatic store policy: non-temporal stores skip the read-for-ownership
   // of each output line (a third of the traffic of an out-of-place op) but
-  // evict the result from cache. They pay only when input plus output cannot
-  // stay in the last-level cache anyway; see bench/README.md for the sweep.
-  request->stream_threshold_bytes = cpu.llc_bytes / 2;
+  // evict the result from cache, so they pay only once the bytes moved no
+  // longer stay in the last-level cache. Measured with leaky-bench (f32
+  // forward, forced cached vs forced streaming stores, same run, this 2-core
+  // EPYC with a 32 MiB L3): 1 Mi elements (8 MiB moved) 58.6 vs 36.1 GB/s on
+  // one thread - cached wins; 4 Mi (32 MiB moved) 13.3 vs 22.2 GB/s on one
+  // thread and 25.9 vs 38.1 on two - streaming wins. The threshold sits
+  // between, at 16 MiB. It is a constant, not sysconf's L3 size: this VM
+  // reports 256 MiB there. In-place calls never stream (see the drivers).
+  request->stream_threshold_bytes = uint64_t{16} << 20;
   request->stream_stores = options.stream_stores;
   request->negative_slope = negative_slope;
 }

@@ -31,6 +31,12 @@ leaky_status CheckNoPartialOverlap(const char* function, const char* output_name
 
 leaky_status CheckFiniteParameter(const char* function, const char* name, double value);
 
+// In-place calls keep the automatic policy from streaming: the output lines
+// were just read, so they sit in cache and a non-temporal store only evicts
+// them (measured: f32 in-place, 64 Mi elements, 2 threads, 14.5 GB/s
+// streaming vs oneDNN's 20.0 cached, same run). An explicit choice stands.
+leaky_options InPlacePolicy(const leaky_options& options, bool in_place);
+
 // Plans an elementwise op over `streams` arrays of n elements for this CPU.
 leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
                         const leaky_options& options, const void* output, double negative_slope);

@@ -6,6 +6,7 @@
 #include "runtime/error.h"
 
 using leaky::internal::CheckBuffer;
+using leaky::internal::InPlacePolicy;
 using leaky::internal::CheckFiniteParameter;
 using leaky::internal::CheckNoPartialOverlap;
 using leaky::internal::ElementBytes;
@@ -33,7 +34,8 @@ extern "C" leaky_status leaky_relu_forward(leaky_dtype dtype, size_t n, const vo
   LEAKY_RETURN_IF_ERROR(CheckBuffer(kFunction, "y", y, n, element_bytes));
   LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(kFunction, "y", y, "x", x, n * element_bytes));
 
-  const leaky_tiling tiling = PlanForCpu(n, element_bytes, 2, options, y, negative_slope);
+  const leaky_tiling tiling =
+      PlanForCpu(n, element_bytes, 2, InPlacePolicy(options, x == y), y, negative_slope);
   RunTiles(tiling, leaky::kernels::Dispatched().leaky_relu_forward[dtype], x, y);
   return LEAKY_OK;
 }
@@ -65,7 +67,8 @@ extern "C" leaky_status leaky_relu_backward(leaky_dtype dtype, size_t n, const v
   LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(kFunction, "dx", dx, "dy", dy, bytes));
   LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(kFunction, "dx", dx, "saved", saved, bytes));
 
-  const leaky_tiling tiling = PlanForCpu(n, element_bytes, 3, options, dx, negative_slope);
+  const leaky_tiling tiling = PlanForCpu(
+      n, element_bytes, 3, InPlacePolicy(options, dx == dy || dx == saved), dx, negative_slope);
   RunTiles(tiling, leaky::kernels::Dispatched().leaky_relu_backward[dtype], dy, saved, dx);
   return LEAKY_OK;
 }

@@ -96,7 +96,7 @@ extern "C" leaky_status leaky_plan_tiling(const leaky_plan_request* request,
   if (r.stream_stores >= 0) {
     t.stream_stores = r.stream_stores;
   } else {
-    t.stream_stores = r.total_length * r.element_bytes >= r.stream_threshold_bytes ? 1 : 0;
+    t.stream_stores = traffic >= r.stream_threshold_bytes ? 1 : 0;
   }
   *tiling = t;
   return LEAKY_OK;

@@ -23,7 +23,6 @@ const CpuFacts& Cpu() {
     CpuFacts f{};
     f.cores = static_cast<uint32_t>(SysconfOr(_SC_NPROCESSORS_ONLN, 1));
     f.core_cache_bytes = SysconfOr(_SC_LEVEL2_CACHE_SIZE, 1u << 20);
-    f.llc_bytes = SysconfOr(_SC_LEVEL3_CACHE_SIZE, 32u << 20);
     return f;
   }();
   return facts;

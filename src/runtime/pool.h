@@ -17,7 +17,6 @@ pthreadpool_t Pool();
 struct CpuFacts {
   uint32_t cores;            // logical CPUs online: the default thread count
   uint64_t core_cache_bytes; // per-core budget the tiles are sized from (L2)
-  uint64_t llc_bytes;        // last-level cache, for the store policy
 };
 const CpuFacts& Cpu();
 
