@@ -114,6 +114,17 @@ size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* statu
   return 0;
 }
 
+leaky_status CheckCommon(const char* function, leaky_dtype dtype, const leaky_options* options,
+                         const char* parameter_name, double parameter, size_t* element_bytes,
+                         leaky_options* resolved) {
+  leaky_status status = LEAKY_OK;
+  *element_bytes = ElementBytes(function, dtype, &status);
+  if (*element_bytes == 0) return status;
+  status = ResolveOptions(function, options, resolved);
+  if (status != LEAKY_OK) return status;
+  return CheckFiniteParameter(function, parameter_name, parameter);
+}
+
 leaky_status ResolveOptions(const char* function, const leaky_options* options,
                             leaky_options* resolved) {
   *resolved = options != nullptr ? *options : leaky_options{0, -1};

@@ -16,6 +16,13 @@ namespace leaky::internal {
 // Bytes per element, or 0 with the error recorded.
 size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* status);
 
+// The checks every op starts with: a known dtype (its size returned in
+// *element_bytes), valid options (resolved into *resolved) and a finite
+// scalar parameter.
+leaky_status CheckCommon(const char* function, leaky_dtype dtype, const leaky_options* options,
+                         const char* parameter_name, double parameter, size_t* element_bytes,
+                         leaky_options* resolved);
+
 // Fills defaults (NULL -> all defaults) and rejects out-of-range fields.
 leaky_status ResolveOptions(const char* function, const leaky_options* options,
                             leaky_options* resolved);

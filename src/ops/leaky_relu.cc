@@ -6,12 +6,10 @@
 #include "runtime/error.h"
 
 using leaky::internal::CheckBuffer;
-using leaky::internal::InPlacePolicy;
-using leaky::internal::CheckFiniteParameter;
+using leaky::internal::CheckCommon;
 using leaky::internal::CheckNoPartialOverlap;
-using leaky::internal::ElementBytes;
+using leaky::internal::InPlacePolicy;
 using leaky::internal::PlanForCpu;
-using leaky::internal::ResolveOptions;
 using leaky::internal::RunTiles;
 
 #define LEAKY_RETURN_IF_ERROR(expression)          \
@@ -23,12 +21,10 @@ using leaky::internal::RunTiles;
 extern "C" leaky_status leaky_relu_forward(leaky_dtype dtype, size_t n, const void* x, void* y,
                                            double negative_slope, const leaky_options* opts) {
   static constexpr char kFunction[] = "leaky_relu_forward";
-  leaky_status status = LEAKY_OK;
-  const size_t element_bytes = ElementBytes(kFunction, dtype, &status);
-  if (element_bytes == 0) return status;
+  size_t element_bytes;
   leaky_options options;
-  LEAKY_RETURN_IF_ERROR(ResolveOptions(kFunction, opts, &options));
-  LEAKY_RETURN_IF_ERROR(CheckFiniteParameter(kFunction, "negative_slope", negative_slope));
+  LEAKY_RETURN_IF_ERROR(CheckCommon(kFunction, dtype, opts, "negative_slope", negative_slope,
+                                    &element_bytes, &options));
   if (n == 0) return LEAKY_OK;
   LEAKY_RETURN_IF_ERROR(CheckBuffer(kFunction, "x", x, n, element_bytes));
   LEAKY_RETURN_IF_ERROR(CheckBuffer(kFunction, "y", y, n, element_bytes));
@@ -44,12 +40,10 @@ extern "C" leaky_status leaky_relu_backward(leaky_dtype dtype, size_t n, const v
                                             const void* saved, int saved_is_result, void* dx,
                                             double negative_slope, const leaky_options* opts) {
   static constexpr char kFunction[] = "leaky_relu_backward";
-  leaky_status status = LEAKY_OK;
-  const size_t element_bytes = ElementBytes(kFunction, dtype, &status);
-  if (element_bytes == 0) return status;
+  size_t element_bytes;
   leaky_options options;
-  LEAKY_RETURN_IF_ERROR(ResolveOptions(kFunction, opts, &options));
-  LEAKY_RETURN_IF_ERROR(CheckFiniteParameter(kFunction, "negative_slope", negative_slope));
+  LEAKY_RETURN_IF_ERROR(CheckCommon(kFunction, dtype, opts, "negative_slope", negative_slope,
+                                    &element_bytes, &options));
   if (saved_is_result && negative_slope < 0) {
     // A negative slope maps negative inputs to positive results, so the
     // result's sign no longer tells which branch the forward pass took.

@@ -2,7 +2,7 @@
 # The toolkit end to end: plan -> golden -> a "kernel" -> check, and the exit
 # status contract: 0 pass, 1 mismatch, 2 unusable input.
 set -uo pipefail
-leaky=$1 work=$2
+leaky=$1 work=$2 readme=${3:-}
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 expect_status() {  # expected-status description command...
@@ -42,4 +42,18 @@ expect_status 2 "missing file" "$leaky" check "$work/nope.bin" --golden "$work/g
 expect_status 2 "missing golden dir" "$leaky" check "$work/g/golden.bin" --golden "$work/none"
 echo '{"format": "leaky-golden-1", "op": 3}' > "$work/g/golden.json"
 expect_status 2 "bad json" "$leaky" check "$work/g/golden.bin" --golden "$work/g"
+# The README's walkthrough, command for command, with a perfect "kernel".
+if [ -n "$readme" ]; then
+  mkdir -p "$work/readme" && cd "$work/readme"
+  ran=0
+  while IFS= read -r line; do
+    command=${line#build/leaky }
+    [[ $command == check* ]] && cp golden/golden.bin out.bin
+    # shellcheck disable=SC2086
+    "$leaky" $command > out.txt 2>&1 || { cat out.txt; fail "README command failed: $line"; }
+    ran=$((ran + 1))
+  done < <(sed -n '/^## Debugging your own kernel/,/^## Tests/p' "$readme" | grep '^build/leaky ')
+  [ "$ran" = 3 ] || fail "expected 3 walkthrough commands in the README, ran $ran"
+  grep -q "^PASS" out.txt || fail "the README walkthrough's check did not pass"
+fi
 echo "toolkit CLI: all checks passed"
