@@ -8,6 +8,7 @@ packages=(
   libhwy-dev libpthreadpool-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  clang libclang-rt-14-dev  # libFuzzer for the golden-file reader fuzz test
 )
 if [ "${LEAKY_BOOTSTRAP_MINIMAL:-0}" != 1 ]; then
   packages+=(
