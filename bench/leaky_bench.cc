@@ -164,7 +164,8 @@ struct Case {
 
 double SlopeFor(const Case& c) { return c.mode == Mode::kForwardInPlace ? kInPlaceSlope : kSlope; }
 
-// Returns false if the contender cannot run this case (then it is skipped).
+// One timed call of a contender; a maker returns an empty Runner when the
+// contender cannot run the case (it is then reported as skipped).
 using Runner = std::function<void()>;
 
 void Register(const Case& c, std::function<Runner(const Case&, char*, char*, char*)> make) {
