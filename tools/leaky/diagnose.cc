@@ -31,14 +31,6 @@ json CheckResult::ToJson() const {
 
 namespace {
 
-double SmallestNormal(leaky_dtype dtype) {
-  switch (dtype) {
-    case LEAKY_F16: return 6.103515625e-05;
-    case LEAKY_F64: return 2.2250738585072014e-308;
-    default: return 1.1754943508222875e-38;
-  }
-}
-
 // "core 1 of 2, tile 3 of 4 (the core's tail tile; the last core)".
 std::string Where(const leaky_tiling& plan, uint64_t index, json* details) {
   const PlanLocation at = Locate(plan, index);
@@ -112,7 +104,7 @@ CheckResult Diagnose(const CheckInput& in) {
   uint64_t flushed = 0, flushed_negative = 0;
   for (uint64_t i : wrong) {
     const double g = in.golden.values[i];
-    if (in.output.values[i] == 0 && g != 0 && std::fabs(g) < 2 * SmallestNormal(LEAKY_F16)) {
+    if (in.output.values[i] == 0 && g != 0 && std::fabs(g) < 2 * DtypeSmallestNormal(LEAKY_F16)) {
       ++flushed;
       if (negative_side(i)) ++flushed_negative;
     }

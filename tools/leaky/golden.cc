@@ -84,15 +84,12 @@ class Distribution {
       case 1: return Encode(dtype, sign * INFINITY);
       case 2: return Encode(dtype, NAN) | (negative ? uint64_t{1} << (DtypeBytes(dtype) * 8 - 1) : 0);
       case 3:  // subnormal of this dtype
-        return Encode(dtype, sign * unit(rng_) * SmallestNormal(dtype));
+        return Encode(dtype, sign * unit(rng_) * DtypeSmallestNormal(dtype));
       case 4:  // tiny f16 normals: x * 0.2 lands below f16's normal range
-        return Encode(dtype, sign * (1.0 + 3.0 * unit(rng_)) * 6.103515625e-05);
+        return Encode(dtype, sign * (1.0 + 3.0 * unit(rng_)) * DtypeSmallestNormal(LEAKY_F16));
       case 5: return Encode(dtype, sign * LargestFinite(dtype) * (0.5 + 0.5 * unit(rng_)));
       default: return Encode(dtype, std::normal_distribution<double>(0.0, 2.0)(rng_));
     }
-  }
-  static double SmallestNormal(leaky_dtype d) {
-    return d == LEAKY_F64 ? 2.2250738585072014e-308 : d == LEAKY_F16 ? 6.103515625e-05 : 1.1754943508222875e-38;
   }
   static double LargestFinite(leaky_dtype d) {
     return d == LEAKY_F64 ? 1.7976931348623157e308 : d == LEAKY_F16 ? 65504.0 : 3.3895313892515355e38;

@@ -33,6 +33,14 @@ size_t DtypeBytes(leaky_dtype dtype) {
   return dtype == LEAKY_F64 ? 8 : dtype == LEAKY_F32 ? 4 : 2;
 }
 
+double DtypeSmallestNormal(leaky_dtype dtype) {
+  switch (dtype) {
+    case LEAKY_F16: return 6.103515625e-05;
+    case LEAKY_F64: return 2.2250738585072014e-308;
+    default: return 1.1754943508222875e-38;
+  }
+}
+
 std::string DescriptionToJson(const GoldenDescription& d) {
   json j = {{"format", "leaky-golden-1"},
             {"op", d.op},

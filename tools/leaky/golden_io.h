@@ -36,6 +36,8 @@ inline constexpr uint64_t kMaxGoldenElements = uint64_t{1} << 32;
 const char* DtypeName(leaky_dtype dtype);
 leaky_dtype ParseDtype(const std::string& name);  // throws GoldenError
 size_t DtypeBytes(leaky_dtype dtype);
+// The smallest positive normal value of `dtype` (bf16 shares f32's range).
+double DtypeSmallestNormal(leaky_dtype dtype);
 
 std::string DescriptionToJson(const GoldenDescription& description);
 GoldenDescription DescriptionFromJson(const std::string& text);  // throws GoldenError

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "golden_io.h"
+
 namespace leaky::tools {
 
 void AddPlanOptions(CLI::App* command, PlanOptions& options) {
@@ -34,7 +36,7 @@ leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype
     }
   } else if (options.preset == "npu") {
     request.total_length = n;
-    request.element_bytes = dtype == LEAKY_F64 ? 8 : dtype == LEAKY_F32 ? 4 : 2;
+    request.element_bytes = static_cast<uint32_t>(DtypeBytes(dtype));
     request.streams = streams;
     request.max_cores = 48;
     request.align_bytes = 32;
