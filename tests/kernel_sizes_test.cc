@@ -1,10 +1,13 @@
 // Every kernel of kernel_list.inc, every SIMD target: every n in [0, 2048]
+// (see SweepLengths)
 // at byte offsets 0..63 of source and destination, 1..4 threads, automatic /
 // cached / streaming stores, with sentinel bytes around the output; in-place;
 // then large and prime n on real multi-core plans.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -87,6 +90,22 @@ void CheckOne(const std::vector<unsigned char>& src0, const std::vector<unsigned
   }
 }
 
+// The sizes swept: every n in [0, kMaxN]. LEAKY_TEST_QUICK_SWEEP=1 (the
+// sanitizer run, where the release run has already checked every n and what is
+// under test is memory safety) keeps every n up to 300, which covers every
+// head/body/tail split of every target's vector length, and the power-of-two
+// edges above it.
+std::vector<size_t> SweepLengths() {
+  std::vector<size_t> lengths;
+  const char* quick = std::getenv("LEAKY_TEST_QUICK_SWEEP");
+  const bool is_quick = quick != nullptr && std::string(quick) == "1";
+  for (size_t n = 0; n <= (is_quick ? 300 : kMaxN); ++n) lengths.push_back(n);
+  if (is_quick) {
+    for (size_t n : {511, 512, 513, 1023, 1024, 1025, 2047, 2048}) lengths.push_back(n);
+  }
+  return lengths;
+}
+
 template <class T, class Harness>
 void SweepSizes() {
   // Split even tiny arrays across cores, so threads 1..4 really run.
@@ -95,7 +114,7 @@ void SweepSizes() {
   const auto src1 = RandomBytes<T>(kMaxN + 64, 2);
   std::vector<unsigned char> dst(2 * kGuard + 64 + kMaxN * sizeof(T));
   ForEachTarget([&](const std::string&) {
-    for (size_t n = 0; n <= kMaxN; ++n) {
+    for (size_t n : SweepLengths()) {
       for (size_t offset = 0; offset < 64; ++offset) {
         const leaky_options options{static_cast<int>(1 + offset % 4),
                                     static_cast<int>((offset / 4) % 3) - 1};

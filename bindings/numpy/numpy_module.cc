@@ -1,0 +1,124 @@
+// leaky._native: NumPy entry points over the C API, without PyTorch.
+// float32, float64 and float16 arrays map to their dtypes; uint16 arrays are
+// bfloat16 bit patterns (NumPy has no bfloat16). The GIL is released while
+// the library runs.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <string>
+
+#include "leaky/leaky.h"
+
+namespace py = pybind11;
+
+namespace {
+
+std::string DtypeName(const py::dtype& dtype) { return dtype.attr("name").cast<std::string>(); }
+
+leaky_dtype DtypeOf(const py::array& a, const char* what) {
+  const py::dtype dtype = a.dtype();
+  const char kind = dtype.kind();
+  const auto size = dtype.itemsize();
+  if (kind == 'f' && size == 4) return LEAKY_F32;
+  if (kind == 'f' && size == 8) return LEAKY_F64;
+  if (kind == 'f' && size == 2) return LEAKY_F16;
+  if (kind == 'u' && size == 2) return LEAKY_BF16;
+  throw py::type_error(std::string(what) + " has dtype " + DtypeName(dtype) +
+                       "; expected float32, float64, float16, or uint16 holding bfloat16 bits");
+}
+
+// The array itself if C-contiguous, else a C-contiguous copy (documented).
+py::array Packed(const py::array& a) {
+  if (a.flags() & py::array::c_style) return a;
+  return py::array::ensure(a, py::array::c_style);
+}
+
+bool SameShape(const py::array& a, const py::array& b) {
+  if (a.ndim() != b.ndim()) return false;
+  for (py::ssize_t i = 0; i < a.ndim(); ++i) {
+    if (a.shape(i) != b.shape(i)) return false;
+  }
+  return true;
+}
+
+// A new array like `like`, or the caller's `out` after checking it.
+py::array Output(const py::array& like, leaky_dtype dtype, const std::optional<py::array>& out) {
+  if (!out) return py::array(like.dtype(), std::vector<py::ssize_t>(like.shape(), like.shape() + like.ndim()));
+  const py::array& o = *out;
+  if (DtypeOf(o, "out") != dtype || o.dtype().kind() != like.dtype().kind()) {
+    throw py::type_error("out has dtype " + DtypeName(o.dtype()) + " but the input has " +
+                         DtypeName(like.dtype()));
+  }
+  if (!SameShape(o, like)) throw py::value_error("out has a different shape than the input");
+  if (!(o.flags() & py::array::c_style)) throw py::value_error("out must be C-contiguous");
+  if (!o.writeable()) throw py::value_error("out is read-only");
+  return o;
+}
+
+void Check(leaky_status status) {
+  if (status == LEAKY_ERROR_INVALID_PARAMETER || status == LEAKY_ERROR_UNSUPPORTED ||
+      status == LEAKY_ERROR_INVALID_OPTIONS ||
+      status == LEAKY_ERROR_OVERLAP || status == LEAKY_ERROR_SIZE) {
+    throw py::value_error(leaky_last_error());
+  }
+  if (status != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+}
+
+py::array LeakyRelu(const py::array& x_in, double negative_slope, std::optional<py::array> out,
+                    int num_threads) {
+  const leaky_dtype dtype = DtypeOf(x_in, "x");
+  const py::array x = Packed(x_in);
+  py::array y = Output(x, dtype, out);
+  const leaky_options options{num_threads, -1};
+  const void* src = x.data();
+  void* dst = y.mutable_data();
+  const auto n = static_cast<size_t>(x.size());
+  leaky_status status;
+  {
+    py::gil_scoped_release no_gil;
+    status = leaky_relu_forward(dtype, n, src, dst, negative_slope, &options);
+  }
+  Check(status);
+  return y;
+}
+
+py::array LeakyReluBackward(const py::array& dy_in, const py::array& saved_in,
+                            double negative_slope, bool saved_is_result,
+                            std::optional<py::array> out, int num_threads) {
+  const leaky_dtype dtype = DtypeOf(dy_in, "dy");
+  if (DtypeOf(saved_in, "saved") != dtype || dy_in.dtype().kind() != saved_in.dtype().kind()) {
+    throw py::type_error("dy and saved have different dtypes");
+  }
+  if (!SameShape(dy_in, saved_in)) throw py::value_error("dy and saved have different shapes");
+  const py::array dy = Packed(dy_in);
+  const py::array saved = Packed(saved_in);
+  py::array dx = Output(dy, dtype, out);
+  const leaky_options options{num_threads, -1};
+  const void* a = dy.data();
+  const void* b = saved.data();
+  void* dst = dx.mutable_data();
+  const auto n = static_cast<size_t>(dy.size());
+  leaky_status status;
+  {
+    py::gil_scoped_release no_gil;
+    status = leaky_relu_backward(dtype, n, a, b, saved_is_result ? 1 : 0, dst, negative_slope,
+                                 &options);
+  }
+  Check(status);
+  return dx;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_native, m) {
+  m.doc() = "leaky's NumPy entry points (see leaky.numpy)";
+  m.def("leaky_relu", &LeakyRelu, py::arg("x"), py::arg("negative_slope") = 0.01,
+        py::arg("out") = py::none(), py::arg("num_threads") = 0);
+  m.def("leaky_relu_backward", &LeakyReluBackward, py::arg("dy"), py::arg("saved"),
+        py::arg("negative_slope"), py::arg("saved_is_result") = false,
+        py::arg("out") = py::none(), py::arg("num_threads") = 0);
+  m.def("simd_target", [] { return std::string(leaky_simd_target()); });
+  m.def("version", [] { return std::string(leaky_version()); });
+}

@@ -1,0 +1,42 @@
+// A small DCGAN-style discriminator in LibTorch, built twice: with
+// torch::nn::LeakyReLU and with leaky::nn::LeakyReLU swapped in (one line).
+// Same weights, same input: the scores and the weight gradients must match.
+#include <leaky/torch.hpp>
+#include <torch/torch.h>
+
+#include <iostream>
+
+template <class Act>
+torch::nn::Sequential Discriminator() {
+  const auto lrelu = torch::nn::LeakyReLUOptions().negative_slope(0.2);
+  return torch::nn::Sequential(
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 16, 4).stride(2).padding(1)), Act(lrelu),
+      torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 4).stride(2).padding(1)), Act(lrelu),
+      torch::nn::Flatten(), torch::nn::Linear(32 * 7 * 7, 1));
+}
+
+int main() {
+  torch::manual_seed(0);
+  auto reference = Discriminator<torch::nn::LeakyReLU>();
+  auto ours = Discriminator<leaky::nn::LeakyReLU>();  // the swap
+  {
+    torch::NoGradGuard no_grad;
+    auto from = reference->parameters();
+    auto to = ours->parameters();
+    for (size_t i = 0; i < from.size(); ++i) to[i].copy_(from[i]);
+  }
+  const auto images = torch::randn({8, 1, 28, 28});
+  const auto score_reference = reference->forward(images);
+  const auto score_ours = ours->forward(images);
+  score_reference.sum().backward();
+  score_ours.sum().backward();
+  const bool same_scores = torch::equal(score_reference, score_ours);
+  bool same_grads = true;
+  for (size_t i = 0; i < ours->parameters().size(); ++i) {
+    same_grads &= torch::allclose(ours->parameters()[i].grad(),
+                                  reference->parameters()[i].grad(), 1e-6, 0);
+  }
+  std::cout << *ours[1] << "\n"
+            << "scores equal: " << same_scores << ", gradients equal: " << same_grads << "\n";
+  return same_scores && same_grads ? 0 : 1;
+}
