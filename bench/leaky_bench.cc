@@ -33,9 +33,18 @@ constexpr double kSlope = 0.2;
 // shrink negatives into subnormals within a few hundred runs.
 constexpr double kInPlaceSlope = 1.0;
 
-enum class Mode { kForward, kForwardInPlace, kBackward };
+// LeakyReLU's three modes, and the forward of two relatives (ELU with
+// alpha 1, ReLU) against oneDNN's same algorithms.
+enum class Mode { kForward, kForwardInPlace, kBackward, kEluForward, kReluForward };
 const char* ModeName(Mode m) {
-  return m == Mode::kForward ? "fwd" : m == Mode::kForwardInPlace ? "fwd_inplace" : "bwd";
+  switch (m) {
+    case Mode::kForward: return "fwd";
+    case Mode::kForwardInPlace: return "fwd_inplace";
+    case Mode::kBackward: return "bwd";
+    case Mode::kEluForward: return "elu_fwd";
+    case Mode::kReluForward: return "relu_fwd";
+  }
+  return "?";
 }
 const char* DtypeName(leaky_dtype d) {
   switch (d) {
@@ -200,6 +209,12 @@ void Register(const Case& c, std::function<Runner(const Case&, char*, char*, cha
 
 Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int stream_stores) {
   const leaky_options options{c.threads, stream_stores};
+  if (c.mode == Mode::kEluForward) {
+    return [=] { leaky_elu_forward(c.dtype, c.n, a, dst, 1.0, 1.0, 1.0, &options); };
+  }
+  if (c.mode == Mode::kReluForward) {
+    return [=] { leaky_plain_relu_forward(c.dtype, c.n, a, dst, &options); };
+  }
   if (c.mode == Mode::kBackward) {
     return [=] { leaky_relu_backward(c.dtype, c.n, b, a, 0, dst, kSlope, &options); };
   }
@@ -249,9 +264,13 @@ Runner MakeOneDnn(const Case& c, char* a, char* b, char* dst) {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   auto stream = std::make_shared<dnnl::stream>(engine);
   const memory::desc md({static_cast<memory::dim>(c.n)}, type, memory::format_tag::a);
+  const dnnl::algorithm algorithm =
+      c.mode == Mode::kEluForward ? dnnl::algorithm::eltwise_elu : dnnl::algorithm::eltwise_relu;
+  const float alpha = c.mode == Mode::kEluForward    ? 1.0f
+                      : c.mode == Mode::kReluForward ? 0.0f
+                                                     : static_cast<float>(SlopeFor(c));
   const dnnl::eltwise_forward::primitive_desc forward_pd(
-      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training,
-                                  dnnl::algorithm::eltwise_relu, md, static_cast<float>(SlopeFor(c))),
+      dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, alpha),
       engine);
   memory src(md, engine, a), diff(md, engine, b), out(md, engine, dst);
   const int threads = c.threads;
@@ -318,6 +337,16 @@ void RegisterAll(bool quick) {
       {"memcpy", [](const Case& c, char* a, char* b, char* d) { return MakeLimit(c, a, b, d, false); }},
       {"stream_copy", [](const Case& c, char* a, char* b, char* d) { return MakeLimit(c, a, b, d, true); }},
   };
+  for (leaky_dtype dtype : {LEAKY_F32, LEAKY_BF16}) {
+    for (Mode mode : {Mode::kEluForward, Mode::kReluForward}) {
+      for (size_t n : key_sizes) {
+        for (int threads : thread_counts) {
+          Register(Case{"leaky", dtype, mode, n, threads}, MakeLeaky);
+          Register(Case{"onednn", dtype, mode, n, threads}, MakeOneDnn);
+        }
+      }
+    }
+  }
   for (leaky_dtype dtype : {LEAKY_F32, LEAKY_F16, LEAKY_BF16, LEAKY_F64}) {
     for (Mode mode : {Mode::kForward, Mode::kForwardInPlace, Mode::kBackward}) {
       const bool sweep = dtype == LEAKY_F32 && mode == Mode::kForward && !quick;

@@ -1,6 +1,7 @@
 // Bad input gets a clear error, and every output byte stays untouched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -133,6 +134,44 @@ TEST(Errors, LastErrorIsThreadLocal) {
   std::thread other([] { (void)leaky_relu_forward(LEAKY_F32, 1, nullptr, nullptr, NAN, nullptr); });
   other.join();
   EXPECT_EQ(mine, leaky_last_error());
+}
+
+TEST(Errors, ReluAndEluRejectBadArguments) {
+  Buffers b;
+  float* x = b.data.data();
+  float* y = x + kN;
+  float* dx = x + 2 * kN;
+  ExpectError(leaky_plain_relu_forward(static_cast<leaky_dtype>(7), kN, x, y, nullptr),
+              LEAKY_ERROR_INVALID_DTYPE, "dtype 7", b);
+  ExpectError(leaky_plain_relu_forward(LEAKY_F32, kN, x, x + 3, nullptr), LEAKY_ERROR_OVERLAP,
+              "overlaps", b);
+  ExpectError(leaky_plain_relu_backward(LEAKY_F32, kN, x, nullptr, dx, nullptr),
+              LEAKY_ERROR_NULL_POINTER, "saved is null", b);
+  ExpectError(leaky_plain_relu_backward(LEAKY_F32, kN, x, y, y + 1, nullptr), LEAKY_ERROR_OVERLAP,
+              "overlaps", b);
+  ExpectError(leaky_elu_forward(LEAKY_F32, kN, x, y, NAN, 1.0, 1.0, nullptr),
+              LEAKY_ERROR_INVALID_PARAMETER, "alpha", b);
+  ExpectError(leaky_elu_forward(LEAKY_F32, kN, x, y, 1.0, INFINITY, 1.0, nullptr),
+              LEAKY_ERROR_INVALID_PARAMETER, "scale", b);
+  ExpectError(leaky_elu_forward(LEAKY_F32, kN, x, y, 1.0, 1.0, -INFINITY, nullptr),
+              LEAKY_ERROR_INVALID_PARAMETER, "input_scale", b);
+  ExpectError(leaky_elu_backward(LEAKY_F32, kN, x, y, 1, dx, -0.5, 1.0, 1.0, nullptr),
+              LEAKY_ERROR_UNSUPPORTED, "alpha >= 0", b);
+  leaky_options bad_threads{-2, -1};
+  ExpectError(leaky_elu_backward(LEAKY_F64, kN / 2, x, y, 0, dx, 1.0, 1.0, 1.0, &bad_threads),
+              LEAKY_ERROR_INVALID_OPTIONS, "num_threads", b);
+  // Zero elements: nothing to do, null pointers accepted, as for LeakyReLU.
+  EXPECT_EQ(leaky_plain_relu_forward(LEAKY_F16, 0, nullptr, nullptr, nullptr), LEAKY_OK);
+  EXPECT_EQ(leaky_elu_backward(LEAKY_BF16, 0, nullptr, nullptr, 1, nullptr, 1.0, 1.0, 1.0,
+                               nullptr),
+            LEAKY_OK);
+}
+
+TEST(Errors, CppApiThrowsForReluAndElu) {
+  std::vector<float> x(4, -1.0f), y(3, 7.0f);
+  EXPECT_THROW(plain_relu_forward<float>(x, y), error);
+  EXPECT_THROW(elu_forward<float>(x, std::span<float>(x), elu_coefficients{NAN, 1, 1}), error);
+  EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return v == 7.0f; }));
 }
 
 }  // namespace

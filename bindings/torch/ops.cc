@@ -59,53 +59,47 @@ void CheckSlope(double slope, const char* op) {
               " is not finite");
 }
 
-at::Tensor LeakyReluCpu(const at::Tensor& self, double negative_slope) {
-  CheckCpu(self, "leaky_relu", "self");
-  const leaky_dtype dtype = DtypeOf(self, "leaky_relu");
-  CheckSlope(negative_slope, "leaky_relu");
+// y = op(x) for any layout; `run(dtype, n, src, dst, options)` calls the C API.
+template <class Run>
+at::Tensor UnaryCpu(const at::Tensor& self, const char* op, Run run) {
+  CheckCpu(self, op, "self");
+  const leaky_dtype dtype = DtypeOf(self, op);
   const at::Tensor x = Dense(self);
   at::Tensor y = OutputCache::Get().EmptyLike(x);  // same strides as the dense x
   const leaky_options options = Options();
-  Check(leaky_relu_forward(dtype, static_cast<size_t>(x.numel()), x.data_ptr(), y.data_ptr(),
-                           negative_slope, &options),
-        "leaky_relu");
+  Check(run(dtype, static_cast<size_t>(x.numel()), x.data_ptr(), y.data_ptr(), &options), op);
   return y;
 }
 
-at::Tensor& LeakyReluInplaceCpu(at::Tensor& self, double negative_slope) {
-  CheckCpu(self, "leaky_relu_", "self");
-  const leaky_dtype dtype = DtypeOf(self, "leaky_relu_");
-  CheckSlope(negative_slope, "leaky_relu_");
+template <class Run>
+at::Tensor& UnaryInplaceCpu(at::Tensor& self, const char* op, Run run) {
+  CheckCpu(self, op, "self");
+  const leaky_dtype dtype = DtypeOf(self, op);
   at::assert_no_internal_overlap(self);
-  const leaky_options options = Options();
   if (self.is_non_overlapping_and_dense()) {
-    Check(leaky_relu_forward(dtype, static_cast<size_t>(self.numel()), self.data_ptr(),
-                             self.data_ptr(), negative_slope, &options),
-          "leaky_relu_");
+    const leaky_options options = Options();
+    Check(run(dtype, static_cast<size_t>(self.numel()), self.data_ptr(), self.data_ptr(),
+              &options),
+          op);
   } else {
-    self.copy_(LeakyReluCpu(self, negative_slope));
+    self.copy_(UnaryCpu(self, op, run));
   }
   return self;
 }
 
-at::Tensor LeakyReluBackwardCpu(const at::Tensor& grad_output, const at::Tensor& self,
-                                double negative_slope, bool self_is_result) {
-  static constexpr char kOp[] = "leaky_relu_backward";
-  CheckCpu(grad_output, kOp, "grad_output");
-  CheckCpu(self, kOp, "self");
-  TORCH_CHECK(grad_output.sizes() == self.sizes(), "leaky::", kOp, ": grad_output of shape ",
+// dx = op(dy, saved): both in one layout (dense with equal strides, or
+// packed copies), so elements pair up in memory order.
+template <class Run>
+at::Tensor BinaryCpu(const at::Tensor& grad_output, const at::Tensor& self, const char* op,
+                     Run run) {
+  CheckCpu(grad_output, op, "grad_output");
+  CheckCpu(self, op, "self");
+  TORCH_CHECK(grad_output.sizes() == self.sizes(), "leaky::", op, ": grad_output of shape ",
               grad_output.sizes(), " does not match self of shape ", self.sizes());
-  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), "leaky::", kOp,
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), "leaky::", op,
               ": grad_output is ", grad_output.scalar_type(), " but self is ",
               self.scalar_type());
-  const leaky_dtype dtype = DtypeOf(self, kOp);
-  CheckSlope(negative_slope, kOp);
-  // PyTorch's message: the sign of the input cannot be recovered from the
-  // result when the slope is negative.
-  TORCH_CHECK(!self_is_result || negative_slope >= 0.0,
-              "In-place leakyReLu backward calculation is triggered with a negative slope which "
-              "is not supported. This is caused by calling in-place forward function with a "
-              "negative slope, please call out-of-place version instead.");
+  const leaky_dtype dtype = DtypeOf(self, op);
   at::Tensor saved = Dense(self);
   at::Tensor dy = grad_output;
   if (!dy.is_non_overlapping_and_dense() || dy.strides() != saved.strides()) {
@@ -114,73 +108,312 @@ at::Tensor LeakyReluBackwardCpu(const at::Tensor& grad_output, const at::Tensor&
   }
   at::Tensor dx = OutputCache::Get().EmptyLike(saved);
   const leaky_options options = Options();
-  Check(leaky_relu_backward(dtype, static_cast<size_t>(saved.numel()), dy.data_ptr(),
-                            saved.data_ptr(), self_is_result ? 1 : 0, dx.data_ptr(),
-                            negative_slope, &options),
-        kOp);
+  Check(run(dtype, static_cast<size_t>(saved.numel()), dy.data_ptr(), saved.data_ptr(),
+            dx.data_ptr(), &options),
+        op);
   return dx;
+}
+
+auto LeakyReluRun(double negative_slope) {
+  return [negative_slope](leaky_dtype dtype, size_t n, const void* x, void* y,
+                          const leaky_options* options) {
+    return leaky_relu_forward(dtype, n, x, y, negative_slope, options);
+  };
+}
+
+at::Tensor LeakyReluCpu(const at::Tensor& self, double negative_slope) {
+  CheckSlope(negative_slope, "leaky_relu");
+  return UnaryCpu(self, "leaky_relu", LeakyReluRun(negative_slope));
+}
+
+at::Tensor& LeakyReluInplaceCpu(at::Tensor& self, double negative_slope) {
+  CheckSlope(negative_slope, "leaky_relu_");
+  return UnaryInplaceCpu(self, "leaky_relu_", LeakyReluRun(negative_slope));
+}
+
+at::Tensor LeakyReluBackwardCpu(const at::Tensor& grad_output, const at::Tensor& self,
+                                double negative_slope, bool self_is_result) {
+  CheckSlope(negative_slope, "leaky_relu_backward");
+  // PyTorch's message: the sign of the input cannot be recovered from the
+  // result when the slope is negative.
+  TORCH_CHECK(!self_is_result || negative_slope >= 0.0,
+              "In-place leakyReLu backward calculation is triggered with a negative slope which "
+              "is not supported. This is caused by calling in-place forward function with a "
+              "negative slope, please call out-of-place version instead.");
+  return BinaryCpu(grad_output, self, "leaky_relu_backward",
+                   [&](leaky_dtype dtype, size_t n, const void* dy, const void* saved, void* dx,
+                       const leaky_options* options) {
+                     return leaky_relu_backward(dtype, n, dy, saved, self_is_result ? 1 : 0, dx,
+                                                negative_slope, options);
+                   });
+}
+
+at::Tensor ReluCpu(const at::Tensor& self) {
+  return UnaryCpu(self, "relu", &leaky_plain_relu_forward);
+}
+
+at::Tensor& ReluInplaceCpu(at::Tensor& self) {
+  return UnaryInplaceCpu(self, "relu_", &leaky_plain_relu_forward);
+}
+
+at::Tensor ReluBackwardCpu(const at::Tensor& grad_output, const at::Tensor& result) {
+  return BinaryCpu(grad_output, result, "relu_backward", &leaky_plain_relu_backward);
+}
+
+void CheckEluCoefficients(double alpha, double scale, double input_scale, const char* op) {
+  TORCH_CHECK(std::isfinite(alpha) && std::isfinite(scale) && std::isfinite(input_scale),
+              "leaky::", op, ": alpha, scale and input_scale must be finite (got ", alpha, ", ",
+              scale, ", ", input_scale, ")");
+}
+
+auto EluRun(double alpha, double scale, double input_scale) {
+  return [=](leaky_dtype dtype, size_t n, const void* x, void* y, const leaky_options* options) {
+    return leaky_elu_forward(dtype, n, x, y, alpha, scale, input_scale, options);
+  };
+}
+
+at::Tensor EluCpu(const at::Tensor& self, double alpha, double scale, double input_scale) {
+  CheckEluCoefficients(alpha, scale, input_scale, "elu");
+  return UnaryCpu(self, "elu", EluRun(alpha, scale, input_scale));
+}
+
+at::Tensor& EluInplaceCpu(at::Tensor& self, double alpha, double scale, double input_scale) {
+  CheckEluCoefficients(alpha, scale, input_scale, "elu_");
+  return UnaryInplaceCpu(self, "elu_", EluRun(alpha, scale, input_scale));
+}
+
+at::Tensor EluBackwardCpu(const at::Tensor& grad_output, double alpha, double scale,
+                          double input_scale, bool is_result, const at::Tensor& self_or_result) {
+  CheckEluCoefficients(alpha, scale, input_scale, "elu_backward");
+  // PyTorch's message for the same rule.
+  TORCH_CHECK(!is_result || alpha >= 0.0,
+              "In-place elu backward calculation is triggered with a negative slope which is not "
+              "supported. This is caused by calling in-place forward function with a negative "
+              "slope, please call out-of-place version instead.");
+  return BinaryCpu(grad_output, self_or_result, "elu_backward",
+                   [&](leaky_dtype dtype, size_t n, const void* dy, const void* saved, void* dx,
+                       const leaky_options* options) {
+                     return leaky_elu_backward(dtype, n, dy, saved, is_result ? 1 : 0, dx, alpha,
+                                               scale, input_scale, options);
+                   });
+}
+
+// ------------------------------------------------------------ bias_act
+// x as [outer, channels, inner] around axis `dim`. A contiguous tensor maps
+// directly; a 4-D channels-last tensor with dim = 1 is [N*H*W, C, 1] in
+// memory; anything else is packed first.
+struct BiasActView {
+  at::Tensor x;  // the tensor whose memory is processed
+  size_t outer, channels, inner;
+};
+
+BiasActView ViewForBiasAct(const at::Tensor& self, int64_t dim) {
+  const int64_t rank = self.dim();
+  TORCH_CHECK(rank >= 1, "leaky::bias_act: x must have at least one dimension");
+  const int64_t axis = dim < 0 ? dim + rank : dim;
+  TORCH_CHECK(axis >= 0 && axis < rank, "leaky::bias_act: dim ", dim, " is out of range for a ",
+              rank, "-D tensor");
+  const auto sizes = self.sizes();
+  size_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= static_cast<size_t>(sizes[i]);
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= static_cast<size_t>(sizes[i]);
+  const auto channels = static_cast<size_t>(sizes[axis]);
+  if (rank == 4 && axis == 1 && !self.is_contiguous() &&
+      self.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    return {self, outer * inner, channels, 1};
+  }
+  return {self.contiguous(), outer, channels, inner};
+}
+
+leaky_bias_act_params BiasActParams(c10::string_view act, double alpha, double gain,
+                                    c10::optional<double> clamp) {
+  leaky_bias_act_params p{};
+  if (act == "lrelu") p.activation = LEAKY_ACT_LRELU;
+  else if (act == "relu") p.activation = LEAKY_ACT_RELU;
+  else if (act == "linear") p.activation = LEAKY_ACT_LINEAR;
+  else TORCH_CHECK(false, "leaky::bias_act: act '", act, "' is not 'lrelu', 'relu' or 'linear'");
+  p.alpha = alpha;
+  p.gain = gain;
+  TORCH_CHECK(!clamp.has_value() || (std::isfinite(*clamp) && *clamp >= 0),
+              "leaky::bias_act: clamp must be a finite value >= 0 or None");
+  p.clamp = clamp.has_value() ? *clamp : -1.0;
+  return p;
+}
+
+at::Tensor CheckedBias(const c10::optional<at::Tensor>& b, const BiasActView& v,
+                       const at::Tensor& x) {
+  if (!b.has_value() || !b->defined()) return at::Tensor();
+  CheckCpu(*b, "bias_act", "b");
+  TORCH_CHECK(b->dim() == 1 && static_cast<size_t>(b->size(0)) == v.channels,
+              "leaky::bias_act: b must have shape [", v.channels, "], got ", b->sizes());
+  TORCH_CHECK(b->scalar_type() == x.scalar_type(), "leaky::bias_act: b is ", b->scalar_type(),
+              " but x is ", x.scalar_type());
+  return b->contiguous();
+}
+
+at::Tensor BiasActCpu(const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim,
+                      c10::string_view act, double alpha, double gain,
+                      c10::optional<double> clamp, double dropout_p, int64_t seed,
+                      int64_t offset) {
+  (void)seed;
+  (void)offset;
+  CheckCpu(x, "bias_act", "x");
+  const leaky_dtype dtype = DtypeOf(x, "bias_act");
+  TORCH_CHECK(dropout_p == 0.0,
+              "leaky::bias_act: dropout_p > 0 is not implemented yet (the fused Philox dropout "
+              "is planned); apply torch.nn.functional.dropout to the result meanwhile");
+  const leaky_bias_act_params p = BiasActParams(act, alpha, gain, clamp);
+  const BiasActView v = ViewForBiasAct(x, dim);
+  const at::Tensor bias = CheckedBias(b, v, x);
+  at::Tensor y = OutputCache::Get().EmptyLike(v.x);
+  const leaky_options options = Options();
+  Check(leaky_bias_act_forward(dtype, v.outer, v.channels, v.inner, v.x.data_ptr(),
+                               bias.defined() ? bias.data_ptr() : nullptr, y.data_ptr(), &p,
+                               &options),
+        "bias_act");
+  return y;
+}
+
+std::tuple<at::Tensor, at::Tensor> BiasActBackwardCpu(
+    const at::Tensor& grad_output, const at::Tensor& x, const c10::optional<at::Tensor>& b,
+    int64_t dim, c10::string_view act, double alpha, double gain, c10::optional<double> clamp) {
+  CheckCpu(grad_output, "bias_act_backward", "grad_output");
+  CheckCpu(x, "bias_act_backward", "x");
+  TORCH_CHECK(grad_output.sizes() == x.sizes() && grad_output.scalar_type() == x.scalar_type(),
+              "leaky::bias_act_backward: grad_output (", grad_output.sizes(), ", ",
+              grad_output.scalar_type(), ") does not match x (", x.sizes(), ", ",
+              x.scalar_type(), ")");
+  const leaky_dtype dtype = DtypeOf(x, "bias_act_backward");
+  const leaky_bias_act_params p = BiasActParams(act, alpha, gain, clamp);
+  BiasActView v = ViewForBiasAct(x, dim);
+  at::Tensor dy = grad_output;
+  if (dy.strides() != v.x.strides()) {
+    // Different layouts: pack both.
+    v = BiasActView{x.contiguous(), 0, 0, 0};
+    const BiasActView packed = ViewForBiasAct(v.x, dim);
+    v = packed;
+    dy = grad_output.contiguous();
+  }
+  const at::Tensor bias = CheckedBias(b, v, x);
+  at::Tensor dx = OutputCache::Get().EmptyLike(v.x);
+  at::Tensor db = bias.defined() ? at::empty({static_cast<int64_t>(v.channels)}, x.options())
+                                 : at::Tensor();
+  const leaky_options options = Options();
+  Check(leaky_bias_act_backward(dtype, v.outer, v.channels, v.inner, dy.data_ptr(),
+                                v.x.data_ptr(), bias.defined() ? bias.data_ptr() : nullptr,
+                                dx.data_ptr(), db.defined() ? db.data_ptr() : nullptr, &p,
+                                &options),
+        "bias_act_backward");
+  return {dx, db};
 }
 
 // ------------------------------------------------------------ dispatcher handles
 // Autograd kernels reach the CPU kernels through the dispatcher, below the
 // autograd key, and backward passes call the public ops (with their own
 // Autograd kernels) so that they are differentiable again.
+template <class Signature>
+c10::TypedOperatorHandle<Signature> Find(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+}
+// Each Call* looks its operator up once (a static per function).
+
+at::Tensor CallLeakyRelu(const at::Tensor& self, double slope) {
+  static const auto op = Find<at::Tensor(const at::Tensor&, double)>("leaky::leaky_relu");
+  return op.call(self, slope);
+}
+at::Tensor& CallLeakyReluInplace(at::Tensor& self, double slope) {
+  static const auto op = Find<at::Tensor&(at::Tensor&, double)>("leaky::leaky_relu_");
+  return op.call(self, slope);
+}
 at::Tensor CallLeakyReluBackward(const at::Tensor& grad_output, const at::Tensor& self,
-                                 double negative_slope, bool self_is_result) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("leaky::leaky_relu_backward", "")
-                             .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, bool)>();
-  return op.call(grad_output, self, negative_slope, self_is_result);
+                                 double slope, bool self_is_result) {
+  static const auto op = Find<at::Tensor(const at::Tensor&, const at::Tensor&, double, bool)>("leaky::leaky_relu_backward");
+  return op.call(grad_output, self, slope, self_is_result);
+}
+at::Tensor CallRelu(const at::Tensor& self) {
+  static const auto op = Find<at::Tensor(const at::Tensor&)>("leaky::relu");
+  return op.call(self);
+}
+at::Tensor& CallReluInplace(at::Tensor& self) {
+  static const auto op = Find<at::Tensor&(at::Tensor&)>("leaky::relu_");
+  return op.call(self);
+}
+at::Tensor CallReluBackward(const at::Tensor& grad_output, const at::Tensor& result) {
+  static const auto op = Find<at::Tensor(const at::Tensor&, const at::Tensor&)>("leaky::relu_backward");
+  return op.call(grad_output, result);
+}
+at::Tensor CallElu(const at::Tensor& self, double alpha, double scale, double input_scale) {
+  static const auto op = Find<at::Tensor(const at::Tensor&, double, double, double)>("leaky::elu");
+  return op.call(self, alpha, scale, input_scale);
+}
+at::Tensor& CallEluInplace(at::Tensor& self, double alpha, double scale, double input_scale) {
+  static const auto op = Find<at::Tensor&(at::Tensor&, double, double, double)>("leaky::elu_");
+  return op.call(self, alpha, scale, input_scale);
+}
+at::Tensor CallEluBackward(const at::Tensor& grad_output, double alpha, double scale,
+                           double input_scale, bool is_result, const at::Tensor& saved) {
+  static const auto op = Find<at::Tensor(const at::Tensor&, double, double, double, bool, const at::Tensor&)>("leaky::elu_backward");
+  return op.call(grad_output, alpha, scale, input_scale, is_result, saved);
 }
 
-at::Tensor CallLeakyRelu(const at::Tensor& self, double negative_slope) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("leaky::leaky_relu", "")
-                             .typed<at::Tensor(const at::Tensor&, double)>();
-  return op.call(self, negative_slope);
+using BiasActSignature = at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, int64_t,
+                                    c10::string_view, double, double, c10::optional<double>,
+                                    double, int64_t, int64_t);
+using BiasActBackwardSignature = std::tuple<at::Tensor, at::Tensor>(
+    const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&, int64_t,
+    c10::string_view, double, double, c10::optional<double>);
+at::Tensor CallBiasAct(const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim,
+                       c10::string_view act, double alpha, double gain,
+                       c10::optional<double> clamp) {
+  static const auto op = Find<BiasActSignature>("leaky::bias_act");
+  return op.call(x, b, dim, act, alpha, gain, clamp, 0.0, 0, 0);
 }
-
-at::Tensor& CallLeakyReluInplace(at::Tensor& self, double negative_slope) {
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("leaky::leaky_relu_", "")
-                             .typed<at::Tensor&(at::Tensor&, double)>();
-  return op.call(self, negative_slope);
+std::tuple<at::Tensor, at::Tensor> CallBiasActBackward(const at::Tensor& grad_output,
+                                                       const at::Tensor& x,
+                                                       const c10::optional<at::Tensor>& b,
+                                                       int64_t dim, c10::string_view act,
+                                                       double alpha, double gain,
+                                                       c10::optional<double> clamp) {
+  static const auto op = Find<BiasActBackwardSignature>("leaky::bias_act_backward");
+  return op.call(grad_output, x, b, dim, act, alpha, gain, clamp);
 }
 
 // ------------------------------------------------------------ autograd
+// Forward functions save what backward needs; backward calls the ops above.
+// In-place forms save the result (the input is gone) and mark it dirty, which
+// bumps the version counter and rebases the history, as PyTorch's own do.
+
 class LeakyReluFunction : public torch::autograd::Function<LeakyReluFunction> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& self, double negative_slope) {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& self, double slope) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     ctx->save_for_backward({self});
-    ctx->saved_data["negative_slope"] = negative_slope;
-    return CallLeakyRelu(self, negative_slope);
+    ctx->saved_data["slope"] = slope;
+    return CallLeakyRelu(self, slope);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    const at::Tensor self = ctx->get_saved_variables()[0];
-    const double slope = ctx->saved_data["negative_slope"].toDouble();
-    return {CallLeakyReluBackward(grad_outputs[0], self, slope, false), at::Tensor()};
+    return {CallLeakyReluBackward(grad_outputs[0], ctx->get_saved_variables()[0],
+                                  ctx->saved_data["slope"].toDouble(), false),
+            at::Tensor()};
   }
 };
 
 class LeakyReluInplaceFunction : public torch::autograd::Function<LeakyReluInplaceFunction> {
  public:
-  static at::Tensor forward(AutogradContext* ctx, at::Tensor self, double negative_slope) {
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor self, double slope) {
     {
       at::AutoDispatchBelowADInplaceOrView below_autograd;
-      CallLeakyReluInplace(self, negative_slope);
+      CallLeakyReluInplace(self, slope);
     }
-    // mark_dirty makes autograd bump the version counter (what
-    // ADInplaceOrView does for built-in in-place ops) and rebase the history.
     ctx->mark_dirty({self});
-    ctx->save_for_backward({self});  // the result: the input is gone
-    ctx->saved_data["negative_slope"] = negative_slope;
+    ctx->save_for_backward({self});
+    ctx->saved_data["slope"] = slope;
     return self;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    const at::Tensor result = ctx->get_saved_variables()[0];
-    const double slope = ctx->saved_data["negative_slope"].toDouble();
-    return {CallLeakyReluBackward(grad_outputs[0], result, slope, true), at::Tensor()};
+    return {CallLeakyReluBackward(grad_outputs[0], ctx->get_saved_variables()[0],
+                                  ctx->saved_data["slope"].toDouble(), true),
+            at::Tensor()};
   }
 };
 
@@ -189,21 +422,261 @@ class LeakyReluInplaceFunction : public torch::autograd::Function<LeakyReluInpla
 class LeakyReluBackwardFunction : public torch::autograd::Function<LeakyReluBackwardFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& grad_output,
-                            const at::Tensor& self, double negative_slope, bool self_is_result) {
+                            const at::Tensor& self, double slope, bool self_is_result) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
     ctx->save_for_backward({self});
-    ctx->saved_data["negative_slope"] = negative_slope;
+    ctx->saved_data["slope"] = slope;
     ctx->saved_data["self_is_result"] = self_is_result;
-    return CallLeakyReluBackward(grad_output, self, negative_slope, self_is_result);
+    return CallLeakyReluBackward(grad_output, self, slope, self_is_result);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
-    const at::Tensor self = ctx->get_saved_variables()[0];
-    const double slope = ctx->saved_data["negative_slope"].toDouble();
-    const bool is_result = ctx->saved_data["self_is_result"].toBool();
-    return {CallLeakyReluBackward(grad_outputs[0], self, slope, is_result), at::Tensor(),
-            at::Tensor(), at::Tensor()};
+    return {CallLeakyReluBackward(grad_outputs[0], ctx->get_saved_variables()[0],
+                                  ctx->saved_data["slope"].toDouble(),
+                                  ctx->saved_data["self_is_result"].toBool()),
+            at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
+
+class ReluFunction : public torch::autograd::Function<ReluFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& self) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    at::Tensor result = CallRelu(self);
+    ctx->save_for_backward({result});
+    return result;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    return {CallReluBackward(grad_outputs[0], ctx->get_saved_variables()[0])};
+  }
+};
+
+class ReluInplaceFunction : public torch::autograd::Function<ReluInplaceFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor self) {
+    {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      CallReluInplace(self);
+    }
+    ctx->mark_dirty({self});
+    ctx->save_for_backward({self});
+    return self;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    return {CallReluBackward(grad_outputs[0], ctx->get_saved_variables()[0])};
+  }
+};
+
+class ReluBackwardFunction : public torch::autograd::Function<ReluBackwardFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& grad_output,
+                            const at::Tensor& result) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    ctx->save_for_backward({result});
+    return CallReluBackward(grad_output, result);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    return {CallReluBackward(grad_outputs[0], ctx->get_saved_variables()[0]), at::Tensor()};
+  }
+};
+
+struct EluCoefficients {
+  double alpha, scale, input_scale;
+  void Save(AutogradContext* ctx) const {
+    ctx->saved_data["alpha"] = alpha;
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["input_scale"] = input_scale;
+  }
+  static EluCoefficients Load(AutogradContext* ctx) {
+    return {ctx->saved_data["alpha"].toDouble(), ctx->saved_data["scale"].toDouble(),
+            ctx->saved_data["input_scale"].toDouble()};
+  }
+};
+
+class EluFunction : public torch::autograd::Function<EluFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& self, double alpha,
+                            double scale, double input_scale) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    ctx->save_for_backward({self});
+    EluCoefficients{alpha, scale, input_scale}.Save(ctx);
+    return CallElu(self, alpha, scale, input_scale);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const EluCoefficients c = EluCoefficients::Load(ctx);
+    return {CallEluBackward(grad_outputs[0], c.alpha, c.scale, c.input_scale, false,
+                            ctx->get_saved_variables()[0]),
+            at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+class EluInplaceFunction : public torch::autograd::Function<EluInplaceFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, at::Tensor self, double alpha, double scale,
+                            double input_scale) {
+    {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      CallEluInplace(self, alpha, scale, input_scale);
+    }
+    ctx->mark_dirty({self});
+    ctx->save_for_backward({self});
+    EluCoefficients{alpha, scale, input_scale}.Save(ctx);
+    return self;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const EluCoefficients c = EluCoefficients::Load(ctx);
+    return {CallEluBackward(grad_outputs[0], c.alpha, c.scale, c.input_scale, true,
+                            ctx->get_saved_variables()[0]),
+            at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+// dx = elu_backward(dy, saved). Its derivative in dy is elu_backward again.
+// In saved, where saved <= 0 (elsewhere dx does not depend on it):
+//   from the input x:  d/dx [dy*is*coef*exp(x*is)] = is * dx
+//   from the result y: d/dy [dy*is*(y + coef)]     = is * dy
+// built from differentiable ops, so any order works.
+class EluBackwardFunction : public torch::autograd::Function<EluBackwardFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& grad_output, double alpha,
+                            double scale, double input_scale, bool is_result,
+                            const at::Tensor& saved) {
+    at::Tensor dx;
+    {
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      dx = CallEluBackward(grad_output, alpha, scale, input_scale, is_result, saved);
+    }
+    ctx->save_for_backward({grad_output, saved});
+    EluCoefficients{alpha, scale, input_scale}.Save(ctx);
+    ctx->saved_data["is_result"] = is_result;
+    return dx;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const EluCoefficients c = EluCoefficients::Load(ctx);
+    const bool is_result = ctx->saved_data["is_result"].toBool();
+    const auto saved_variables = ctx->get_saved_variables();
+    const at::Tensor& grad_output = saved_variables[0];
+    const at::Tensor& saved = saved_variables[1];
+    const at::Tensor& gg = grad_outputs[0];
+    const at::Tensor d_grad_output =
+        CallEluBackward(gg, c.alpha, c.scale, c.input_scale, is_result, saved);
+    const at::Tensor negative_side = saved <= 0;
+    const at::Tensor d_saved =
+        is_result
+            ? at::where(negative_side, gg * grad_output * c.input_scale, at::zeros_like(gg))
+            : at::where(negative_side,
+                        CallEluBackward(gg * grad_output, c.alpha, c.scale, c.input_scale, false,
+                                        saved) * c.input_scale,
+                        at::zeros_like(gg));
+    return {d_grad_output, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), d_saved};
+  }
+};
+
+struct BiasActArguments {
+  int64_t dim;
+  std::string act;
+  double alpha, gain;
+  c10::optional<double> clamp;
+  void Save(AutogradContext* ctx) const {
+    ctx->saved_data["dim"] = dim;
+    ctx->saved_data["act"] = act;
+    ctx->saved_data["alpha"] = alpha;
+    ctx->saved_data["gain"] = gain;
+    ctx->saved_data["has_clamp"] = clamp.has_value();
+    ctx->saved_data["clamp"] = clamp.value_or(0.0);
+  }
+  static BiasActArguments Load(AutogradContext* ctx) {
+    BiasActArguments a{ctx->saved_data["dim"].toInt(), ctx->saved_data["act"].toStringRef(),
+                       ctx->saved_data["alpha"].toDouble(), ctx->saved_data["gain"].toDouble(),
+                       c10::nullopt};
+    if (ctx->saved_data["has_clamp"].toBool()) a.clamp = ctx->saved_data["clamp"].toDouble();
+    return a;
+  }
+};
+
+// gg_b broadcast along the channel axis of x's shape, added to gg_x.
+at::Tensor WithBroadcastBias(const at::Tensor& gg_x, const at::Tensor& gg_b, const at::Tensor& x,
+                             int64_t dim) {
+  if (!gg_b.defined()) return gg_x;
+  const int64_t axis = dim < 0 ? dim + x.dim() : dim;
+  std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
+  shape[static_cast<size_t>(axis)] = x.size(axis);
+  const at::Tensor broadcast = gg_b.reshape(shape).expand(x.sizes());
+  return gg_x.defined() ? gg_x + broadcast : broadcast.contiguous();
+}
+
+class BiasActFunction : public torch::autograd::Function<BiasActFunction> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x,
+                            const c10::optional<at::Tensor>& b, int64_t dim, std::string act,
+                            double alpha, double gain, c10::optional<double> clamp) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    const at::Tensor bias = b.has_value() ? *b : at::Tensor();
+    ctx->save_for_backward({x, bias});
+    BiasActArguments{dim, act, alpha, gain, clamp}.Save(ctx);
+    return CallBiasAct(x, b, dim, act, alpha, gain, clamp);
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const BiasActArguments a = BiasActArguments::Load(ctx);
+    const c10::optional<at::Tensor> bias =
+        saved[1].defined() ? c10::optional<at::Tensor>(saved[1]) : c10::nullopt;
+    auto [dx, db] =
+        CallBiasActBackward(grad_outputs[0], saved[0], bias, a.dim, a.act, a.alpha, a.gain, a.clamp);
+    return {dx, db, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+// (dx, db) are linear in grad_output with a factor that depends on x + b
+// only through comparisons (zero derivative almost everywhere): the
+// gradient flows to grad_output alone, through bias_act_backward itself.
+class BiasActBackwardFunction : public torch::autograd::Function<BiasActBackwardFunction> {
+ public:
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& grad_output,
+                               const at::Tensor& x, const c10::optional<at::Tensor>& b,
+                               int64_t dim, std::string act, double alpha, double gain,
+                               c10::optional<double> clamp) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    const at::Tensor bias = b.has_value() ? *b : at::Tensor();
+    ctx->save_for_backward({x, bias});
+    BiasActArguments{dim, act, alpha, gain, clamp}.Save(ctx);
+    auto [dx, db] = CallBiasActBackward(grad_output, x, b, dim, act, alpha, gain, clamp);
+    return {dx, db};
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
+    const auto saved = ctx->get_saved_variables();
+    const BiasActArguments a = BiasActArguments::Load(ctx);
+    const c10::optional<at::Tensor> bias =
+        saved[1].defined() ? c10::optional<at::Tensor>(saved[1]) : c10::nullopt;
+    const at::Tensor g = WithBroadcastBias(grad_outputs[0], grad_outputs[1], saved[0], a.dim);
+    at::Tensor d_grad_output;
+    if (g.defined()) {
+      d_grad_output =
+          std::get<0>(CallBiasActBackward(g, saved[0], bias, a.dim, a.act, a.alpha, a.gain, a.clamp));
+    }
+    return {d_grad_output, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor(),  at::Tensor(), at::Tensor()};
+  }
+};
+
+at::Tensor BiasActAutograd(const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim,
+                           c10::string_view act, double alpha, double gain,
+                           c10::optional<double> clamp, double dropout_p, int64_t seed,
+                           int64_t offset) {
+  (void)seed;
+  (void)offset;
+  TORCH_CHECK(dropout_p == 0.0,
+              "leaky::bias_act: dropout_p > 0 is not implemented yet (the fused Philox dropout "
+              "is planned); apply torch.nn.functional.dropout to the result meanwhile");
+  return BiasActFunction::apply(x, b, dim, std::string(act), alpha, gain, clamp);
+}
+
+std::tuple<at::Tensor, at::Tensor> BiasActBackwardAutograd(
+    const at::Tensor& grad_output, const at::Tensor& x, const c10::optional<at::Tensor>& b,
+    int64_t dim, c10::string_view act, double alpha, double gain, c10::optional<double> clamp) {
+  auto outputs = BiasActBackwardFunction::apply(grad_output, x, b, dim, std::string(act), alpha,
+                                                gain, clamp);
+  return {outputs[0], outputs[1]};
+}
 
 at::Tensor LeakyReluAutograd(const at::Tensor& self, double negative_slope) {
   return LeakyReluFunction::apply(self, negative_slope);
@@ -221,6 +694,34 @@ at::Tensor LeakyReluBackwardAutograd(const at::Tensor& grad_output, const at::Te
   return LeakyReluBackwardFunction::apply(grad_output, self, negative_slope, self_is_result);
 }
 
+at::Tensor ReluAutograd(const at::Tensor& self) { return ReluFunction::apply(self); }
+
+at::Tensor& ReluInplaceAutograd(at::Tensor& self) {
+  torch::autograd::check_inplace(self, self.requires_grad());
+  ReluInplaceFunction::apply(self);
+  return self;
+}
+
+at::Tensor ReluBackwardAutograd(const at::Tensor& grad_output, const at::Tensor& result) {
+  return ReluBackwardFunction::apply(grad_output, result);
+}
+
+at::Tensor EluAutograd(const at::Tensor& self, double alpha, double scale, double input_scale) {
+  return EluFunction::apply(self, alpha, scale, input_scale);
+}
+
+at::Tensor& EluInplaceAutograd(at::Tensor& self, double alpha, double scale,
+                               double input_scale) {
+  torch::autograd::check_inplace(self, self.requires_grad());
+  EluInplaceFunction::apply(self, alpha, scale, input_scale);
+  return self;
+}
+
+at::Tensor EluBackwardAutograd(const at::Tensor& grad_output, double alpha, double scale,
+                               double input_scale, bool is_result, const at::Tensor& saved) {
+  return EluBackwardFunction::apply(grad_output, alpha, scale, input_scale, is_result, saved);
+}
+
 }  // namespace
 
 void EmptyCache() { OutputCache::Get().Clear(); }
@@ -230,6 +731,21 @@ TORCH_LIBRARY(leaky, m) {
   m.def("leaky_relu_(Tensor(a!) self, float negative_slope=0.01) -> Tensor(a!)");
   m.def("leaky_relu_backward(Tensor grad_output, Tensor self, float negative_slope, "
         "bool self_is_result) -> Tensor");
+  // PyTorch's relu; the backward is threshold_backward at 0 on the result.
+  m.def("relu(Tensor self) -> Tensor");
+  m.def("relu_(Tensor(a!) self) -> Tensor(a!)");
+  m.def("relu_backward(Tensor grad_output, Tensor result) -> Tensor");
+  // PyTorch's elu / elu_ / elu_backward, with float for Scalar.
+  m.def("elu(Tensor self, float alpha=1.0, float scale=1.0, float input_scale=1.0) -> Tensor");
+  m.def("elu_(Tensor(a!) self, float alpha=1.0, float scale=1.0, float input_scale=1.0) "
+        "-> Tensor(a!)");
+  m.def("elu_backward(Tensor grad_output, float alpha, float scale, float input_scale, "
+        "bool is_result, Tensor self_or_result) -> Tensor");
+  m.def("bias_act(Tensor x, Tensor? b=None, int dim=1, str act=\"lrelu\", float alpha=0.2, "
+        "float gain=1.4142135623730951, float? clamp=None, float dropout_p=0.0, int seed=0, "
+        "int offset=0) -> Tensor");
+  m.def("bias_act_backward(Tensor grad_output, Tensor x, Tensor? b, int dim, str act, "
+        "float alpha, float gain, float? clamp) -> (Tensor, Tensor)");
   // Returns the idle blocks of the output cache (output_cache.h) to the system.
   m.def("empty_cache() -> ()", &EmptyCache);
 }
@@ -238,12 +754,28 @@ TORCH_LIBRARY_IMPL(leaky, CPU, m) {
   m.impl("leaky_relu", &LeakyReluCpu);
   m.impl("leaky_relu_", &LeakyReluInplaceCpu);
   m.impl("leaky_relu_backward", &LeakyReluBackwardCpu);
+  m.impl("relu", &ReluCpu);
+  m.impl("relu_", &ReluInplaceCpu);
+  m.impl("relu_backward", &ReluBackwardCpu);
+  m.impl("elu", &EluCpu);
+  m.impl("elu_", &EluInplaceCpu);
+  m.impl("elu_backward", &EluBackwardCpu);
+  m.impl("bias_act", &BiasActCpu);
+  m.impl("bias_act_backward", &BiasActBackwardCpu);
 }
 
 TORCH_LIBRARY_IMPL(leaky, Autograd, m) {
   m.impl("leaky_relu", &LeakyReluAutograd);
   m.impl("leaky_relu_", &LeakyReluInplaceAutograd);
   m.impl("leaky_relu_backward", &LeakyReluBackwardAutograd);
+  m.impl("relu", &ReluAutograd);
+  m.impl("relu_", &ReluInplaceAutograd);
+  m.impl("relu_backward", &ReluBackwardAutograd);
+  m.impl("elu", &EluAutograd);
+  m.impl("elu_", &EluInplaceAutograd);
+  m.impl("elu_backward", &EluBackwardAutograd);
+  m.impl("bias_act", &BiasActAutograd);
+  m.impl("bias_act_backward", &BiasActBackwardAutograd);
 }
 
 }  // namespace leaky::torch_ops

@@ -63,6 +63,74 @@ LEAKY_API leaky_status leaky_relu_backward(leaky_dtype dtype, size_t n, const vo
                                            double negative_slope, const leaky_options* opts);
 
 /* Static text naming the status code. Never null. */
+/* ReLU, as PyTorch's torch.relu: y = x < 0 ? 0 : x (NaN propagates, -0 stays
+ * -0). Backward: dx = saved <= 0 ? 0 : dy, where saved is the forward input or
+ * result (the same answer from either). Computed like LeakyReLU (half types in
+ * f32); bit-exact. */
+LEAKY_API leaky_status leaky_plain_relu_forward(leaky_dtype dtype, size_t n, const void* x,
+                                                void* y, const leaky_options* opts);
+LEAKY_API leaky_status leaky_plain_relu_backward(leaky_dtype dtype, size_t n, const void* dy,
+                                                 const void* saved, void* dx,
+                                                 const leaky_options* opts);
+
+/* ELU, as PyTorch's elu: y = x <= 0 ? expm1(x * input_scale) * (alpha * scale)
+ * : x * scale, with alpha, scale, input_scale rounded once to the compute type
+ * and alpha * scale multiplied in it. Backward from the input:
+ * dx = x <= 0 ? dy * input_scale * (alpha * scale) * exp(x * input_scale)
+ *            : dy * scale;
+ * from the result (saved_is_result, needs alpha >= 0):
+ * dx = y <= 0 ? dy * input_scale * (y + alpha * scale) : dy * scale.
+ * expm1 and exp are not bit-exact; the bounds measured against a correctly
+ * rounded reference are in leaky/reference.hpp. All parameters must be
+ * finite. */
+LEAKY_API leaky_status leaky_elu_forward(leaky_dtype dtype, size_t n, const void* x, void* y,
+                                         double alpha, double scale, double input_scale,
+                                         const leaky_options* opts);
+LEAKY_API leaky_status leaky_elu_backward(leaky_dtype dtype, size_t n, const void* dy,
+                                          const void* saved, int saved_is_result, void* dx,
+                                          double alpha, double scale, double input_scale,
+                                          const leaky_options* opts);
+
+/* Fused bias + activation + gain + clamp, as StyleGAN's bias_act and
+ * ops-nn's FusedBiasLeakyRelu: x is viewed as [outer, channels, inner] (the
+ * channel axis and the axes after it: NCHW with the channel axis 1 has inner
+ * = H * W; channels-last has inner = 1), bias has `channels` elements (NULL:
+ * no bias), and
+ *   y = clamp(act(x + bias[c]) * gain, -clamp, +clamp)
+ * with act = identity, ReLU (x < 0 ? 0 : x) or LeakyReLU(alpha), computed in
+ * the compute type with PyTorch's operations in PyTorch's order, so f32/f64
+ * results equal the unfused PyTorch sequence bit for bit (half types round
+ * once, at the end). clamp < 0 means no clamp. */
+typedef enum leaky_activation {
+  LEAKY_ACT_LINEAR = 0,
+  LEAKY_ACT_RELU = 1,
+  LEAKY_ACT_LRELU = 2
+} leaky_activation;
+
+typedef struct leaky_bias_act_params {
+  leaky_activation activation;
+  double alpha; /* LeakyReLU's negative slope (StyleGAN uses 0.2) */
+  double gain;  /* StyleGAN uses sqrt(2) for LeakyReLU */
+  double clamp; /* < 0: none; else the output is clamped to [-clamp, clamp] */
+} leaky_bias_act_params;
+
+LEAKY_API leaky_status leaky_bias_act_forward(leaky_dtype dtype, size_t outer, size_t channels,
+                                              size_t inner, const void* x, const void* bias,
+                                              void* y, const leaky_bias_act_params* params,
+                                              const leaky_options* opts);
+
+/* dx: the gradient of y with respect to x (clamp passes it where
+ * -clamp <= pre-clamp value <= clamp, as torch.clamp's backward); db (may be
+ * NULL): the sum of dx over the outer and inner positions of each channel,
+ * accumulated in double in (outer, inner) order and rounded once per channel
+ * (half types: to float, then to the type), the same bits for any thread
+ * count. dx may be dy or x (in place); db must not overlap anything. */
+LEAKY_API leaky_status leaky_bias_act_backward(leaky_dtype dtype, size_t outer, size_t channels,
+                                               size_t inner, const void* dy, const void* x,
+                                               const void* bias, void* dx, void* db,
+                                               const leaky_bias_act_params* params,
+                                               const leaky_options* opts);
+
 LEAKY_API const char* leaky_status_string(leaky_status s);
 /* Thread-local detail of this thread's last failure ("" if none yet); valid
  * until the next failing call on the same thread. */

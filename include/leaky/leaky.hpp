@@ -159,6 +159,84 @@ void leaky_relu_backward(std::span<const T> dy, std::span<const T> saved, bool s
                               saved_is_result ? 1 : 0, dx.data(), negative_slope, &c));
 }
 
+// ReLU as torch.relu: y = x < 0 ? 0 : x.
+template <class T>
+void plain_relu_forward(std::span<const T> x, std::span<T> y, const options& opts = {}) {
+  check_same_size(x.size(), y.size(), "plain_relu_forward");
+  const leaky_options c = opts.c();
+  check(::leaky_plain_relu_forward(dtype_of<T>(), x.size(), x.data(), y.data(), &c));
+}
+
+// dx = saved <= 0 ? 0 : dy (saved: the input or the result).
+template <class T>
+void plain_relu_backward(std::span<const T> dy, std::span<const T> saved, std::span<T> dx,
+                         const options& opts = {}) {
+  check_same_size(dy.size(), saved.size(), "plain_relu_backward");
+  check_same_size(dy.size(), dx.size(), "plain_relu_backward");
+  const leaky_options c = opts.c();
+  check(::leaky_plain_relu_backward(dtype_of<T>(), dy.size(), dy.data(), saved.data(), dx.data(),
+                                    &c));
+}
+
+// ELU's coefficients, PyTorch's defaults.
+struct elu_coefficients {
+  double alpha = 1.0;
+  double scale = 1.0;
+  double input_scale = 1.0;
+};
+
+// y = x <= 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale.
+template <class T>
+void elu_forward(std::span<const T> x, std::span<T> y, const elu_coefficients& k = {},
+                 const options& opts = {}) {
+  check_same_size(x.size(), y.size(), "elu_forward");
+  const leaky_options c = opts.c();
+  check(::leaky_elu_forward(dtype_of<T>(), x.size(), x.data(), y.data(), k.alpha, k.scale,
+                            k.input_scale, &c));
+}
+
+// See leaky_elu_backward in leaky.h.
+template <class T>
+void elu_backward(std::span<const T> dy, std::span<const T> saved, bool saved_is_result,
+                  std::span<T> dx, const elu_coefficients& k = {}, const options& opts = {}) {
+  check_same_size(dy.size(), saved.size(), "elu_backward");
+  check_same_size(dy.size(), dx.size(), "elu_backward");
+  const leaky_options c = opts.c();
+  check(::leaky_elu_backward(dtype_of<T>(), dy.size(), dy.data(), saved.data(),
+                             saved_is_result ? 1 : 0, dx.data(), k.alpha, k.scale, k.input_scale,
+                             &c));
+}
+
+// bias_act over x viewed as [outer, channels, inner]; `bias` empty = none.
+template <class T>
+void bias_act_forward(std::span<const T> x, std::span<const T> bias, std::span<T> y,
+                      size_t outer, size_t channels, size_t inner,
+                      const leaky_bias_act_params& params, const options& opts = {}) {
+  check_same_size(x.size(), y.size(), "bias_act_forward");
+  check_same_size(x.size(), outer * channels * inner, "bias_act_forward (shape)");
+  if (!bias.empty()) check_same_size(bias.size(), channels, "bias_act_forward (bias)");
+  const leaky_options c = opts.c();
+  check(::leaky_bias_act_forward(dtype_of<T>(), outer, channels, inner, x.data(),
+                                 bias.empty() ? nullptr : bias.data(), y.data(), &params, &c));
+}
+
+// dx and (unless `db` is empty) the bias gradient; see leaky.h.
+template <class T>
+void bias_act_backward(std::span<const T> dy, std::span<const T> x, std::span<const T> bias,
+                       std::span<T> dx, std::span<T> db, size_t outer, size_t channels,
+                       size_t inner, const leaky_bias_act_params& params,
+                       const options& opts = {}) {
+  check_same_size(dy.size(), x.size(), "bias_act_backward");
+  check_same_size(dy.size(), dx.size(), "bias_act_backward");
+  check_same_size(x.size(), outer * channels * inner, "bias_act_backward (shape)");
+  if (!bias.empty()) check_same_size(bias.size(), channels, "bias_act_backward (bias)");
+  if (!db.empty()) check_same_size(db.size(), channels, "bias_act_backward (db)");
+  const leaky_options c = opts.c();
+  check(::leaky_bias_act_backward(dtype_of<T>(), outer, channels, inner, dy.data(), x.data(),
+                                  bias.empty() ? nullptr : bias.data(), dx.data(),
+                                  db.empty() ? nullptr : db.data(), &params, &c));
+}
+
 inline std::string simd_target() { return ::leaky_simd_target(); }
 
 }  // namespace leaky

@@ -7,6 +7,7 @@
 #include "hwy/highway.h"
 #include "kernels/elementwise-inl.h"
 #include "kernels/kernels.h"
+#include "kernels/activations-inl.h"
 #include "kernels/leaky_relu-inl.h"
 
 HWY_BEFORE_NAMESPACE();

@@ -10,9 +10,14 @@
 
 namespace leaky::kernels {
 
+// The scalar arguments of every op; each kernel reads its own and rounds
+// them once to its compute type.
 struct Params {
-  double negative_slope;  // kernels round it once to their compute type
-  bool stream_stores;     // non-temporal stores for whole aligned vectors
+  double negative_slope = 0.0;  // LeakyReLU
+  double alpha = 0.0;           // ELU: negative-side scale alpha
+  double scale = 1.0;           // ELU: output scale
+  double input_scale = 1.0;     // ELU: input scale on the negative side
+  bool stream_stores = false;   // non-temporal stores for whole aligned vectors
 };
 
 using UnaryKernel = void (*)(size_t n, const void* src, void* dst, const Params& params);

@@ -121,17 +121,6 @@ size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* statu
   return 0;
 }
 
-leaky_status CheckCommon(const char* function, leaky_dtype dtype, const leaky_options* options,
-                         const char* parameter_name, double parameter, size_t* element_bytes,
-                         leaky_options* resolved) {
-  leaky_status status = LEAKY_OK;
-  *element_bytes = ElementBytes(function, dtype, &status);
-  if (*element_bytes == 0) return status;
-  status = ResolveOptions(function, options, resolved);
-  if (status != LEAKY_OK) return status;
-  return CheckFiniteParameter(function, parameter_name, parameter);
-}
-
 leaky_status ResolveOptions(const char* function, const leaky_options* options,
                             leaky_options* resolved) {
   *resolved = options != nullptr ? *options : leaky_options{0, -1};
@@ -243,20 +232,92 @@ leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
   return tiling;
 }
 
-void RunTiles(const leaky_tiling& tiling, kernels::UnaryKernel kernel, const void* src, void* dst) {
+void RunTiles(const leaky_tiling& tiling, kernels::UnaryKernel kernel, kernels::Params params,
+              const void* src, void* dst) {
+  params.stream_stores = tiling.stream_stores != 0;
   Job job{&tiling, &RunUnaryTile, reinterpret_cast<const void*>(kernel),
-          static_cast<const char*>(src), nullptr, static_cast<char*>(dst),
-          kernels::Params{tiling.negative_slope, tiling.stream_stores != 0}};
+          static_cast<const char*>(src), nullptr, static_cast<char*>(dst), params};
   Execute(job);
 }
 
-void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, const void* src0,
-              const void* src1, void* dst) {
+void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, kernels::Params params,
+              const void* src0, const void* src1, void* dst) {
+  params.stream_stores = tiling.stream_stores != 0;
   Job job{&tiling, &RunBinaryTile, reinterpret_cast<const void*>(kernel),
           static_cast<const char*>(src0), static_cast<const char*>(src1),
-          static_cast<char*>(dst), kernels::Params{tiling.negative_slope, tiling.stream_stores != 0}};
+          static_cast<char*>(dst), params};
   Execute(job);
 }
+
+namespace {
+
+leaky_status CheckParameters(const char* function, leaky_dtype dtype,
+                             const leaky_options* options,
+                             std::initializer_list<NamedValue> parameters, size_t* element_bytes,
+                             leaky_options* resolved) {
+  leaky_status status = LEAKY_OK;
+  *element_bytes = ElementBytes(function, dtype, &status);
+  if (*element_bytes == 0) return status;
+  status = ResolveOptions(function, options, resolved);
+  if (status != LEAKY_OK) return status;
+  for (const NamedValue& parameter : parameters) {
+    status = CheckFiniteParameter(function, parameter.name, parameter.value);
+    if (status != LEAKY_OK) return status;
+  }
+  return LEAKY_OK;
+}
+
+}  // namespace
+
+#define LEAKY_RETURN_IF_ERROR(expression)                \
+  do {                                                   \
+    const leaky_status leaky_status_ = expression;       \
+    if (leaky_status_ != LEAKY_OK) return leaky_status_; \
+  } while (0)
+
+leaky_status RunUnaryOp(const char* function, leaky_dtype dtype, size_t n, const void* x, void* y,
+                        const leaky_options* options, std::initializer_list<NamedValue> parameters,
+                        UnaryKernels kernels::KernelTable::*table_field,
+                        const kernels::Params& params) {
+  size_t element_bytes = 0;
+  leaky_options resolved{0, -1};
+  LEAKY_RETURN_IF_ERROR(
+      CheckParameters(function, dtype, options, parameters, &element_bytes, &resolved));
+  if (n == 0) return LEAKY_OK;
+  LEAKY_RETURN_IF_ERROR(CheckBuffer(function, "x", x, n, element_bytes));
+  LEAKY_RETURN_IF_ERROR(CheckBuffer(function, "y", y, n, element_bytes));
+  LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(function, "y", y, "x", x, n * element_bytes));
+  const leaky_tiling tiling = PlanForCpu(n, element_bytes, 2, InPlacePolicy(resolved, x == y), y,
+                                         params.negative_slope);
+  RunTiles(tiling, (kernels::Dispatched().*table_field)[dtype], params, x, y);
+  return LEAKY_OK;
+}
+
+leaky_status RunBinaryOp(const char* function, leaky_dtype dtype, size_t n, const void* dy,
+                         const void* saved, void* dx, const leaky_options* options,
+                         std::initializer_list<NamedValue> parameters, const char* unsupported,
+                         BinaryKernels kernels::KernelTable::*table_field,
+                         const kernels::Params& params) {
+  size_t element_bytes = 0;
+  leaky_options resolved{0, -1};
+  LEAKY_RETURN_IF_ERROR(
+      CheckParameters(function, dtype, options, parameters, &element_bytes, &resolved));
+  if (unsupported != nullptr) return Fail(LEAKY_ERROR_UNSUPPORTED, "%s: %s", function, unsupported);
+  if (n == 0) return LEAKY_OK;
+  LEAKY_RETURN_IF_ERROR(CheckBuffer(function, "dy", dy, n, element_bytes));
+  LEAKY_RETURN_IF_ERROR(CheckBuffer(function, "saved", saved, n, element_bytes));
+  LEAKY_RETURN_IF_ERROR(CheckBuffer(function, "dx", dx, n, element_bytes));
+  const size_t bytes = n * element_bytes;
+  LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(function, "dx", dx, "dy", dy, bytes));
+  LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(function, "dx", dx, "saved", saved, bytes));
+  const leaky_tiling tiling = PlanForCpu(n, element_bytes, 3,
+                                         InPlacePolicy(resolved, dx == dy || dx == saved), dx,
+                                         params.negative_slope);
+  RunTiles(tiling, (kernels::Dispatched().*table_field)[dtype], params, dy, saved, dx);
+  return LEAKY_OK;
+}
+
+#undef LEAKY_RETURN_IF_ERROR
 
 }  // namespace leaky::internal
 
@@ -269,7 +330,7 @@ extern "C" leaky_status leaky_cpu_plan_request(leaky_dtype dtype, uint64_t n, ui
   const size_t element_bytes = ElementBytes(kFunction, dtype, &status);
   if (element_bytes == 0) return status;
   if (request == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: request is null", kFunction);
-  leaky_options resolved;
+  leaky_options resolved{0, -1};
   const leaky_status options_status = ResolveOptions(kFunction, options, &resolved);
   if (options_status != LEAKY_OK) return options_status;
   FillCpuRequest(n, element_bytes, streams, resolved, 0, 0.0, request);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "kernels/kernels.h"
 #include "leaky/leaky.h"
@@ -15,13 +16,6 @@ namespace leaky::internal {
 
 // Bytes per element, or 0 with the error recorded.
 size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* status);
-
-// The checks every op starts with: a known dtype (its size returned in
-// *element_bytes), valid options (resolved into *resolved) and a finite
-// scalar parameter.
-leaky_status CheckCommon(const char* function, leaky_dtype dtype, const leaky_options* options,
-                         const char* parameter_name, double parameter, size_t* element_bytes,
-                         leaky_options* resolved);
 
 // Fills defaults (NULL -> all defaults) and rejects out-of-range fields.
 leaky_status ResolveOptions(const char* function, const leaky_options* options,
@@ -49,9 +43,36 @@ leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
                         const leaky_options& options, const void* output, double negative_slope);
 
 // Runs `kernel` over every tile of the plan, on the pool when cores_used > 1.
-void RunTiles(const leaky_tiling& tiling, kernels::UnaryKernel kernel, const void* src, void* dst);
-void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, const void* src0,
-              const void* src1, void* dst);
+// The plan decides params.stream_stores.
+void RunTiles(const leaky_tiling& tiling, kernels::UnaryKernel kernel, kernels::Params params,
+              const void* src, void* dst);
+void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, kernels::Params params,
+              const void* src0, const void* src1, void* dst);
+
+// A scalar argument of an op, checked to be finite.
+struct NamedValue {
+  const char* name;
+  double value;
+};
+
+using UnaryKernels = kernels::UnaryKernel[kernels::kDtypeCount];
+using BinaryKernels = kernels::BinaryKernel[kernels::kDtypeCount];
+
+// The whole driver of an elementwise op, y = op(x): checks dtype, options,
+// every parameter, pointers and overlap before any byte is written, then
+// plans and runs the dispatched kernel `table_field`.
+leaky_status RunUnaryOp(const char* function, leaky_dtype dtype, size_t n, const void* x, void* y,
+                        const leaky_options* options, std::initializer_list<NamedValue> parameters,
+                        UnaryKernels kernels::KernelTable::*table_field,
+                        const kernels::Params& params);
+
+// dx = op(dy, saved). `unsupported` (a message, or null) is reported as
+// LEAKY_ERROR_UNSUPPORTED once the common checks pass.
+leaky_status RunBinaryOp(const char* function, leaky_dtype dtype, size_t n, const void* dy,
+                         const void* saved, void* dx, const leaky_options* options,
+                         std::initializer_list<NamedValue> parameters, const char* unsupported,
+                         BinaryKernels kernels::KernelTable::*table_field,
+                         const kernels::Params& params);
 
 // Tests lower this to exercise multi-core plans on small arrays.
 void SetMinBytesPerCoreForTesting(uint64_t bytes);  // 0 restores the default

@@ -76,7 +76,10 @@ double Get(const Results& results, const Key& key, const std::string& contender)
 // The streaming-copy limit for the same bytes: in-place forward moves the
 // bytes of an out-of-place forward.
 double Limit(const Results& results, Key key) {
-  if (key.mode == "fwd_inplace") key.mode = "fwd";
+  // In-place forward and the relatives' forwards move the bytes of a forward.
+  if (key.mode == "fwd_inplace" || key.mode == "elu_fwd" || key.mode == "relu_fwd") {
+    key.mode = "fwd";
+  }
   return Get(results, key, "stream_copy");
 }
 
@@ -184,6 +187,16 @@ json CheckTargets(const Results& results, const std::vector<int>& thread_counts)
       if (!std::isnan(r) && (std::isnan(worst) || r < worst)) worst = r;
     }
     check("f32 fwd in-place / oneDNN in-place, worst size" + th, worst, 1.0);
+  }
+  for (int t : thread_counts) {
+    for (const char* mode : {"elu_fwd", "relu_fwd"}) {
+      for (long long n : {mid, big}) {
+        const Key k{"f32", mode, n, t};
+        check(std::string("f32 ") + mode + " " + (n == big ? "64Mi" : "1Mi") + " / oneDNN @" +
+                  std::to_string(t) + "T",
+              Get(results, k, "leaky") / Get(results, k, "onednn"), 1.0);
+      }
+    }
   }
   check("f32 fwd 4Ki @1T / XNNPACK",
         Get(results, Key{"f32", "fwd", small, 1}, "leaky") /

@@ -1,0 +1,101 @@
+// bias_act's vector functors: y = clamp(act(x + b) * gain, -clamp, +clamp)
+// and its input gradient, computed in the compute type with the same
+// operations, in the same order, as PyTorch's unfused sequence
+// (add, leaky_relu/relu, mul, clamp) and its autograd, so f32 and f64 match
+// that sequence bit for bit. The bias is either one value for the whole
+// segment (set at construction) or a vector source (channels-last layouts).
+
+#if defined(LEAKY_KERNELS_BIAS_ACT_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LEAKY_KERNELS_BIAS_ACT_INL_H_
+#undef LEAKY_KERNELS_BIAS_ACT_INL_H_
+#else
+#define LEAKY_KERNELS_BIAS_ACT_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "kernels/kernels.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace leaky {
+namespace HWY_NAMESPACE {
+
+template <class D>
+struct BiasActMath {
+  using T = hn::TFromD<D>;
+  using V = hn::Vec<D>;
+  int activation;
+  bool has_clamp;
+  V bias, alpha, gain, clamp_high, clamp_low;
+
+  BiasActMath(const kernels::Params& p, double bias_value)
+      : activation(p.activation),
+        has_clamp(p.clamp >= 0),
+        bias(hn::Set(D(), static_cast<T>(bias_value))),
+        alpha(hn::Set(D(), static_cast<T>(p.alpha))),
+        gain(hn::Set(D(), static_cast<T>(p.gain))),
+        clamp_high(hn::Set(D(), static_cast<T>(p.clamp))),
+        clamp_low(hn::Set(D(), static_cast<T>(-p.clamp))) {}
+
+  HWY_INLINE V Activate(D d, V z) const {
+    if (activation == LEAKY_ACT_LRELU) return hn::IfThenElse(hn::Gt(z, hn::Zero(d)), z, hn::Mul(z, alpha));
+    if (activation == LEAKY_ACT_RELU) return hn::IfThenZeroElse(hn::Lt(z, hn::Zero(d)), z);
+    return z;
+  }
+  // torch.clamp: NaN passes through, bounds inclusive.
+  HWY_INLINE V Clamp(V u) const {
+    if (!has_clamp) return u;
+    return hn::IfThenElse(hn::Gt(u, clamp_high), clamp_high,
+                          hn::IfThenElse(hn::Lt(u, clamp_low), clamp_low, u));
+  }
+  HWY_INLINE V Forward(D d, V x, V b) const { return Clamp(hn::Mul(Activate(d, hn::Add(x, b)), gain)); }
+
+  // dz from dy: clamp passes the gradient where low <= u <= high (PyTorch's
+  // clamp_backward), then * gain, then the activation's backward at z.
+  HWY_INLINE V Backward(D d, V dy, V x, V b) const {
+    const V z = hn::Add(x, b);
+    V g = dy;
+    if (has_clamp) {
+      const V u = hn::Mul(Activate(d, z), gain);
+      const auto inside = hn::And(hn::Ge(u, clamp_low), hn::Le(u, clamp_high));
+      g = hn::IfThenElseZero(inside, g);
+    }
+    g = hn::Mul(g, gain);
+    if (activation == LEAKY_ACT_LRELU) return hn::IfThenElse(hn::Gt(z, hn::Zero(d)), g, hn::Mul(g, alpha));
+    if (activation == LEAKY_ACT_RELU) {
+      // threshold_backward on the result relu(z): zero where relu(z) <= 0.
+      const V a = hn::IfThenZeroElse(hn::Lt(z, hn::Zero(d)), z);
+      return hn::IfThenZeroElse(hn::Le(a, hn::Zero(d)), g);
+    }
+    return g;
+  }
+};
+
+template <class Codec>
+struct bias_act_forward_op {
+  using D = typename Codec::D;
+  BiasActMath<D> m;
+  bias_act_forward_op(const kernels::Params& p, double bias_value) : m(p, bias_value) {}
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const { return m.Forward(d, x, m.bias); }
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x, hn::Vec<D> b) const {
+    return m.Forward(d, x, b);
+  }
+};
+
+template <class Codec>
+struct bias_act_backward_op {
+  using D = typename Codec::D;
+  BiasActMath<D> m;
+  bias_act_backward_op(const kernels::Params& p, double bias_value) : m(p, bias_value) {}
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x) const {
+    return m.Backward(d, dy, x, m.bias);
+  }
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x, hn::Vec<D> b) const {
+    return m.Backward(d, dy, x, b);
+  }
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace leaky
+HWY_AFTER_NAMESPACE();
+
+#endif  // LEAKY_KERNELS_BIAS_ACT_INL_H_
