@@ -296,12 +296,13 @@ std::tuple<at::Tensor, at::Tensor> BiasActBackwardCpu(
   }
   const at::Tensor bias = CheckedBias(b, v, x);
   at::Tensor dx = OutputCache::Get().EmptyLike(v.x);
-  at::Tensor db = bias.defined() ? at::empty({static_cast<int64_t>(v.channels)}, x.options())
-                                 : at::Tensor();
+  // Without a bias, grad_b is an empty tensor (an undefined one cannot leave
+  // an autograd Function).
+  at::Tensor db = at::empty({bias.defined() ? static_cast<int64_t>(v.channels) : 0}, x.options());
   const leaky_options options = Options();
   Check(leaky_bias_act_backward(dtype, v.outer, v.channels, v.inner, dy.data_ptr(),
                                 v.x.data_ptr(), bias.defined() ? bias.data_ptr() : nullptr,
-                                dx.data_ptr(), db.defined() ? db.data_ptr() : nullptr, &p,
+                                dx.data_ptr(), bias.defined() ? db.data_ptr() : nullptr, &p,
                                 &options),
         "bias_act_backward");
   return {dx, db};
@@ -596,7 +597,7 @@ struct BiasActArguments {
 // gg_b broadcast along the channel axis of x's shape, added to gg_x.
 at::Tensor WithBroadcastBias(const at::Tensor& gg_x, const at::Tensor& gg_b, const at::Tensor& x,
                              int64_t dim) {
-  if (!gg_b.defined()) return gg_x;
+  if (!gg_b.defined() || gg_b.numel() == 0) return gg_x;
   const int64_t axis = dim < 0 ? dim + x.dim() : dim;
   std::vector<int64_t> shape(static_cast<size_t>(x.dim()), 1);
   shape[static_cast<size_t>(axis)] = x.size(axis);
@@ -622,6 +623,7 @@ class BiasActFunction : public torch::autograd::Function<BiasActFunction> {
         saved[1].defined() ? c10::optional<at::Tensor>(saved[1]) : c10::nullopt;
     auto [dx, db] =
         CallBiasActBackward(grad_outputs[0], saved[0], bias, a.dim, a.act, a.alpha, a.gain, a.clamp);
+    if (!bias.has_value()) db = at::Tensor();
     return {dx, db, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

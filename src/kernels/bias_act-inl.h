@@ -72,6 +72,7 @@ struct BiasActMath {
 
 template <class Codec>
 struct bias_act_forward_op {
+  static constexpr bool kBackward = false;  // sources: x (, bias)
   using D = typename Codec::D;
   BiasActMath<D> m;
   bias_act_forward_op(const kernels::Params& p, double bias_value) : m(p, bias_value) {}
@@ -83,6 +84,7 @@ struct bias_act_forward_op {
 
 template <class Codec>
 struct bias_act_backward_op {
+  static constexpr bool kBackward = true;  // sources: dy, x (, bias)
   using D = typename Codec::D;
   BiasActMath<D> m;
   bias_act_backward_op(const kernels::Params& p, double bias_value) : m(p, bias_value) {}
