@@ -135,7 +135,8 @@ TEST(BiasAct, ErrorsLeaveOutputsUntouched) {
     EXPECT_EQ(buffer, snapshot);
   };
   leaky_bias_act_params bad = good;
-  bad.activation = static_cast<leaky_activation>(7);
+  const int invalid_activation = 7;  // as a C caller could store it
+  std::memcpy(&bad.activation, &invalid_activation, sizeof(int));
   expect(leaky_bias_act_forward(LEAKY_F32, 10, 10, 10, x, b, y, &bad, nullptr),
          LEAKY_ERROR_INVALID_PARAMETER, "activation 7");
   bad = good;

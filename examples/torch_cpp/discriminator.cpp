@@ -36,7 +36,18 @@ int main() {
     same_grads &= torch::allclose(ours->parameters()[i].grad(),
                                   reference->parameters()[i].grad(), 1e-6, 0);
   }
+  // StyleGAN's fused bias + LeakyReLU + gain, against the unfused sequence.
+  leaky::nn::BiasAct bias_act(leaky::nn::BiasActOptions(16).alpha(0.2));
+  {
+    torch::NoGradGuard no_grad;
+    bias_act->bias.uniform_(-1, 1);
+  }
+  const auto features = torch::randn({8, 16, 14, 14});
+  const auto unfused = torch::leaky_relu(features + bias_act->bias.view({1, 16, 1, 1}), 0.2) *
+                       1.4142135623730951;
+  const bool same_bias_act = torch::equal(bias_act->forward(features), unfused);
   std::cout << *ours[1] << "\n"
-            << "scores equal: " << same_scores << ", gradients equal: " << same_grads << "\n";
-  return same_scores && same_grads ? 0 : 1;
+            << "scores equal: " << same_scores << ", gradients equal: " << same_grads
+            << ", bias_act equal: " << same_bias_act << "\n";
+  return same_scores && same_grads && same_bias_act ? 0 : 1;
 }

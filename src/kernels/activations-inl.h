@@ -40,6 +40,10 @@ struct relu_backward_op {
   }
 };
 
+// expm1/exp go through Highway's out-of-line CallExpm1/CallExp: inlined, the
+// polynomial was copied into every unrolled loop body of every dtype and
+// target, and kernels.cc took over 14 minutes to compile under ASan.
+
 // ELU's coefficients, each rounded once to the compute type; the negative
 // side's coefficient is alpha * scale multiplied in that type (as PyTorch).
 template <class D>
@@ -60,7 +64,8 @@ struct elu_forward_op {
   EluCoefficients<D> c;
   explicit elu_forward_op(const kernels::Params& p) : c(p) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const {
-    const hn::Vec<D> negative = hn::Mul(hn::Expm1(d, hn::Mul(x, c.input_scale)), c.negative_coef);
+    const hn::Vec<D> negative =
+        hn::Mul(hn::CallExpm1(d, hn::Mul(x, c.input_scale)), c.negative_coef);
     return hn::IfThenElse(hn::Le(x, hn::Zero(d)), negative, hn::Mul(x, c.scale));
   }
 };
@@ -74,7 +79,7 @@ struct elu_backward_op {
   explicit elu_backward_op(const kernels::Params& p) : c(p) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x) const {
     const hn::Vec<D> negative = hn::Mul(hn::Mul(hn::Mul(dy, c.input_scale), c.negative_coef),
-                                        hn::Exp(d, hn::Mul(x, c.input_scale)));
+                                        hn::CallExp(d, hn::Mul(x, c.input_scale)));
     return hn::IfThenElse(hn::Le(x, hn::Zero(d)), negative, hn::Mul(dy, c.scale));
   }
 };

@@ -51,11 +51,16 @@ leaky_status CheckCommon(const char* function, leaky_dtype dtype, size_t outer, 
   if (shape->element_bytes == 0) return status;
   LEAKY_RETURN_IF_ERROR(ResolveOptions(function, opts, &shape->options));
   if (p == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: params is null", function);
-  if (p->activation != LEAKY_ACT_LINEAR && p->activation != LEAKY_ACT_RELU &&
-      p->activation != LEAKY_ACT_LRELU) {
+  // A C caller may store any int in the enum field: read it as an int (in
+  // C++ loading an out-of-range enum value is undefined).
+  int activation;
+  static_assert(sizeof(activation) == sizeof(p->activation));
+  std::memcpy(&activation, &p->activation, sizeof(activation));
+  if (activation != LEAKY_ACT_LINEAR && activation != LEAKY_ACT_RELU &&
+      activation != LEAKY_ACT_LRELU) {
     return Fail(LEAKY_ERROR_INVALID_PARAMETER,
                 "%s: activation %d is not LEAKY_ACT_LINEAR, LEAKY_ACT_RELU or LEAKY_ACT_LRELU",
-                function, static_cast<int>(p->activation));
+                function, activation);
   }
   LEAKY_RETURN_IF_ERROR(CheckFiniteParameter(function, "alpha", p->alpha));
   LEAKY_RETURN_IF_ERROR(CheckFiniteParameter(function, "gain", p->gain));
@@ -75,7 +80,7 @@ leaky_status CheckCommon(const char* function, leaky_dtype dtype, size_t outer, 
     n *= factor;
   }
   shape->n = n;
-  shape->params.activation = p->activation;
+  shape->params.activation = activation;
   shape->params.alpha = p->alpha;
   shape->params.gain = p->gain;
   shape->params.clamp = p->clamp < 0 ? -1.0 : p->clamp;

@@ -14,6 +14,10 @@
 #include <torch/nn/cloneable.h>
 #include <torch/nn/options/activation.h>
 #include <torch/nn/pimpl.h>
+#include <torch/arg.h>
+#include <torch/types.h>
+
+#include <string>
 
 #include <ostream>
 
@@ -47,6 +51,42 @@ inline at::Tensor leaky_relu_backward(const at::Tensor& grad_output, const at::T
   return op.call(grad_output, self, negative_slope, self_is_result);
 }
 
+inline at::Tensor relu(const at::Tensor& self) {
+  static const auto op = detail::Find<at::Tensor(const at::Tensor&)>("leaky::relu");
+  return op.call(self);
+}
+
+inline at::Tensor& relu_(at::Tensor& self) {
+  static const auto op = detail::Find<at::Tensor&(at::Tensor&)>("leaky::relu_");
+  return op.call(self);
+}
+
+inline at::Tensor elu(const at::Tensor& self, double alpha = 1.0, double scale = 1.0,
+                      double input_scale = 1.0) {
+  static const auto op =
+      detail::Find<at::Tensor(const at::Tensor&, double, double, double)>("leaky::elu");
+  return op.call(self, alpha, scale, input_scale);
+}
+
+inline at::Tensor& elu_(at::Tensor& self, double alpha = 1.0, double scale = 1.0,
+                        double input_scale = 1.0) {
+  static const auto op = detail::Find<at::Tensor&(at::Tensor&, double, double, double)>("leaky::elu_");
+  return op.call(self, alpha, scale, input_scale);
+}
+
+// clamp(act(x + b) * gain, -clamp, clamp), b along `dim`; act: "lrelu",
+// "relu", "linear".
+inline at::Tensor bias_act(const at::Tensor& x, const c10::optional<at::Tensor>& b = c10::nullopt,
+                           int64_t dim = 1, c10::string_view act = "lrelu", double alpha = 0.2,
+                           double gain = 1.4142135623730951,
+                           c10::optional<double> clamp = c10::nullopt) {
+  static const auto op =
+      detail::Find<at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, int64_t,
+                              c10::string_view, double, double, c10::optional<double>, double,
+                              int64_t, int64_t)>("leaky::bias_act");
+  return op.call(x, b, dim, act, alpha, gain, clamp, 0.0, 0, 0);
+}
+
 }  // namespace leaky::ops
 
 namespace leaky::nn {
@@ -71,6 +111,70 @@ class LeakyReLUImpl : public torch::nn::Cloneable<LeakyReLUImpl> {
   torch::nn::LeakyReLUOptions options;
 };
 TORCH_MODULE(LeakyReLU);
+
+// Takes torch::nn::ReLUOptions, like torch::nn::ReLU.
+class ReLUImpl : public torch::nn::Cloneable<ReLUImpl> {
+ public:
+  explicit ReLUImpl(const torch::nn::ReLUOptions& options_ = {}) : options(options_) {}
+  at::Tensor forward(at::Tensor input) {
+    return options.inplace() ? ops::relu_(input) : ops::relu(input);
+  }
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override {
+    stream << "leaky::nn::ReLU(" << (options.inplace() ? "inplace=true" : "") << ")";
+  }
+  torch::nn::ReLUOptions options;
+};
+TORCH_MODULE(ReLU);
+
+// Takes torch::nn::ELUOptions, like torch::nn::ELU.
+class ELUImpl : public torch::nn::Cloneable<ELUImpl> {
+ public:
+  explicit ELUImpl(const torch::nn::ELUOptions& options_ = {}) : options(options_) {}
+  at::Tensor forward(at::Tensor input) {
+    return options.inplace() ? ops::elu_(input, options.alpha()) : ops::elu(input, options.alpha());
+  }
+  void reset() override {}
+  void pretty_print(std::ostream& stream) const override {
+    stream << "leaky::nn::ELU(alpha=" << options.alpha()
+           << (options.inplace() ? ", inplace=true" : "") << ")";
+  }
+  torch::nn::ELUOptions options;
+};
+TORCH_MODULE(ELU);
+
+struct BiasActOptions {
+  BiasActOptions(int64_t channels) : channels_(channels) {}  // NOLINT: implicit, like torch's
+  TORCH_ARG(int64_t, channels);
+  TORCH_ARG(std::string, act) = "lrelu";
+  TORCH_ARG(double, alpha) = 0.2;
+  TORCH_ARG(double, gain) = 1.4142135623730951;
+  TORCH_ARG(c10::optional<double>, clamp) = c10::nullopt;
+  TORCH_ARG(int64_t, dim) = 1;
+  TORCH_ARG(bool, bias) = true;
+};
+
+// A learnable per-channel bias (zero-initialised) + activation + gain +
+// optional clamp, fused.
+class BiasActImpl : public torch::nn::Cloneable<BiasActImpl> {
+ public:
+  explicit BiasActImpl(const BiasActOptions& options_) : options(options_) { reset(); }
+  void reset() override {
+    if (options.bias()) bias = register_parameter("bias", torch::zeros({options.channels()}));
+  }
+  at::Tensor forward(const at::Tensor& input) {
+    return ops::bias_act(input, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt,
+                         options.dim(), options.act(), options.alpha(), options.gain(),
+                         options.clamp());
+  }
+  void pretty_print(std::ostream& stream) const override {
+    stream << "leaky::nn::BiasAct(channels=" << options.channels() << ", act=" << options.act()
+           << ", alpha=" << options.alpha() << ", gain=" << options.gain() << ")";
+  }
+  BiasActOptions options;
+  at::Tensor bias;
+};
+TORCH_MODULE(BiasAct);
 
 }  // namespace leaky::nn
 
