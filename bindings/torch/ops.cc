@@ -287,11 +287,9 @@ std::tuple<at::Tensor, at::Tensor> BiasActBackwardCpu(
   const leaky_bias_act_params p = BiasActParams(act, alpha, gain, clamp);
   BiasActView v = ViewForBiasAct(x, dim);
   at::Tensor dy = grad_output;
-  if (dy.strides() != v.x.strides()) {
-    // Different layouts: pack both.
-    v = BiasActView{x.contiguous(), 0, 0, 0};
-    const BiasActView packed = ViewForBiasAct(v.x, dim);
-    v = packed;
+  if (!dy.is_non_overlapping_and_dense() || dy.strides() != v.x.strides()) {
+    // Different layouts: pack both, so elements pair up in memory order.
+    v = ViewForBiasAct(x.contiguous(), dim);
     dy = grad_output.contiguous();
   }
   const at::Tensor bias = CheckedBias(b, v, x);

@@ -110,3 +110,15 @@ def test_errors():
         ops.bias_act(x, None, 2)
     with pytest.raises(RuntimeError, match="clamp"):
         ops.bias_act(x, None, 1, "lrelu", 0.2, 1.0, -1.0)
+
+
+def test_backward_with_mixed_layouts():
+    # x channels-last, the incoming gradient contiguous: both are packed.
+    x = random_tensor((2, 4, 3, 3), torch.float64).contiguous(
+        memory_format=torch.channels_last).requires_grad_()
+    b = random_tensor((4,), torch.float64, seed=2).requires_grad_()
+    g = random_tensor((2, 4, 3, 3), torch.float64, seed=3)
+    ours = torch.autograd.grad(ops.bias_act(x, b), (x, b), g)
+    theirs = torch.autograd.grad(unfused(x, b, 1, "lrelu", 0.2, math.sqrt(2), None), (x, b), g)
+    assert_same_bits(ours[0].contiguous(), theirs[0].contiguous())
+    torch.testing.assert_close(ours[1], theirs[1], rtol=1e-12, atol=1e-12)
