@@ -38,8 +38,9 @@ void ChannelElementwise(size_t n, size_t start, const typename Codec::Storage* d
         const size_t c = (index / p.inner) % p.channels;
         segment = HWY_MIN(n - i, p.inner - index % p.inner);
         if (p.channels == 1) segment = n - i;
-        value = static_cast<double>(static_cast<float>(bias[c]));
-        if constexpr (sizeof(Type) == 8) value = static_cast<double>(bias[c]);
+        // Half types widen through float, their compute type.
+        if constexpr (sizeof(Type) == 2) value = static_cast<float>(bias[c]);
+        else value = static_cast<double>(bias[c]);
       }
       const Op op(p, value);
       if constexpr (Op::kBackward) {

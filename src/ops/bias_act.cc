@@ -15,6 +15,7 @@
 #include "runtime/pool.h"
 
 using leaky::internal::CheckBuffer;
+using leaky::internal::CheckDisjoint;
 using leaky::internal::CheckFiniteParameter;
 using leaky::internal::CheckNoPartialOverlap;
 using leaky::internal::ElementBytes;
@@ -24,12 +25,6 @@ using leaky::internal::PlanForCpu;
 using leaky::internal::ResolveOptions;
 using leaky::internal::RunTiles;
 using leaky::kernels::Params;
-
-#define LEAKY_RETURN_IF_ERROR(expression)                \
-  do {                                                   \
-    const leaky_status leaky_status_ = expression;       \
-    if (leaky_status_ != LEAKY_OK) return leaky_status_; \
-  } while (0)
 
 namespace {
 
@@ -89,15 +84,6 @@ leaky_status CheckCommon(const char* function, leaky_dtype dtype, size_t outer, 
   const size_t segment = inner > 1 ? inner : channels;
   if (segment < kMinStreamSegment && shape->options.stream_stores == -1) {
     shape->options.stream_stores = 0;
-  }
-  return LEAKY_OK;
-}
-
-leaky_status CheckDisjoint(const char* function, const char* a_name, const void* a,
-                           size_t a_bytes, const char* b_name, const void* b, size_t b_bytes) {
-  const auto ua = reinterpret_cast<uintptr_t>(a), ub = reinterpret_cast<uintptr_t>(b);
-  if (a_bytes > 0 && b_bytes > 0 && ua < ub + b_bytes && ub < ua + a_bytes) {
-    return Fail(LEAKY_ERROR_OVERLAP, "%s: %s overlaps %s", function, a_name, b_name);
   }
   return LEAKY_OK;
 }

@@ -170,6 +170,15 @@ leaky_status CheckNoPartialOverlap(const char* function, const char* output_name
   return LEAKY_OK;
 }
 
+leaky_status CheckDisjoint(const char* function, const char* a_name, const void* a,
+                           size_t a_bytes, const char* b_name, const void* b, size_t b_bytes) {
+  const auto ua = reinterpret_cast<uintptr_t>(a), ub = reinterpret_cast<uintptr_t>(b);
+  if (a_bytes > 0 && b_bytes > 0 && ua < ub + b_bytes && ub < ua + a_bytes) {
+    return Fail(LEAKY_ERROR_OVERLAP, "%s: %s overlaps %s", function, a_name, b_name);
+  }
+  return LEAKY_OK;
+}
+
 leaky_status CheckFiniteParameter(const char* function, const char* name, double value) {
   if (!std::isfinite(value)) {
     return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: %s = %g is not finite", function, name, value);
@@ -286,11 +295,6 @@ leaky_status CheckParameters(const char* function, leaky_dtype dtype,
 
 }  // namespace
 
-#define LEAKY_RETURN_IF_ERROR(expression)                \
-  do {                                                   \
-    const leaky_status leaky_status_ = expression;       \
-    if (leaky_status_ != LEAKY_OK) return leaky_status_; \
-  } while (0)
 
 leaky_status RunUnaryOp(const char* function, leaky_dtype dtype, size_t n, const void* x, void* y,
                         const leaky_options* options, std::initializer_list<NamedValue> parameters,
@@ -333,8 +337,6 @@ leaky_status RunBinaryOp(const char* function, leaky_dtype dtype, size_t n, cons
   RunTiles(tiling, (kernels::Dispatched().*table_field)[dtype], params, dy, saved, dx);
   return LEAKY_OK;
 }
-
-#undef LEAKY_RETURN_IF_ERROR
 
 }  // namespace leaky::internal
 

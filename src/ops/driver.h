@@ -12,6 +12,13 @@
 #include "leaky/leaky.h"
 #include "leaky/tiling.h"
 
+// Returns from the calling driver when a check fails.
+#define LEAKY_RETURN_IF_ERROR(expression)                \
+  do {                                                   \
+    const leaky_status leaky_status_ = expression;       \
+    if (leaky_status_ != LEAKY_OK) return leaky_status_; \
+  } while (0)
+
 namespace leaky::internal {
 
 // Bytes per element, or 0 with the error recorded.
@@ -29,6 +36,11 @@ leaky_status CheckBuffer(const char* function, const char* name, const void* poi
 leaky_status CheckNoPartialOverlap(const char* function, const char* output_name,
                                    const void* output, const char* input_name, const void* input,
                                    size_t bytes);
+
+// Any overlap at all is an error (for buffers that are never in place,
+// such as a bias read while the output is written).
+leaky_status CheckDisjoint(const char* function, const char* a_name, const void* a,
+                           size_t a_bytes, const char* b_name, const void* b, size_t b_bytes);
 
 leaky_status CheckFiniteParameter(const char* function, const char* name, double value);
 
