@@ -25,6 +25,7 @@
 #define LEAKY_LEAKY_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #if defined(_WIN32)
 #define LEAKY_API __declspec(dllexport)
@@ -62,7 +63,6 @@ LEAKY_API leaky_status leaky_relu_backward(leaky_dtype dtype, size_t n, const vo
                                            const void* saved, int saved_is_result, void* dx,
                                            double negative_slope, const leaky_options* opts);
 
-/* Static text naming the status code. Never null. */
 /* ReLU, as PyTorch's torch.relu: y = x < 0 ? 0 : x (NaN propagates, -0 stays
  * -0). Backward: dx = saved <= 0 ? 0 : dy, where saved is the forward input or
  * result (the same answer from either). Computed like LeakyReLU (half types in
@@ -131,6 +131,92 @@ LEAKY_API leaky_status leaky_bias_act_backward(leaky_dtype dtype, size_t outer, 
                                                const leaky_bias_act_params* params,
                                                const leaky_options* opts);
 
+/* PReLU, as torch.nn.functional.prelu: x viewed as [outer, channels, inner]
+ * (as for bias_act: NCHW with the channel axis 1 has inner = H * W; NHWC has
+ * inner = 1), weight has `channels` elements (one slope shared by every
+ * element: pass channels = 1), and
+ *   y = x > 0 ? x : weight[c] * x
+ * computed like LeakyReLU (half types in f32); bit-exact. Weights are data:
+ * they are not checked for finiteness. */
+LEAKY_API leaky_status leaky_prelu_forward(leaky_dtype dtype, size_t outer, size_t channels,
+                                           size_t inner, const void* x, const void* weight,
+                                           void* y, const leaky_options* opts);
+
+/* dx = x > 0 ? dy : weight[c] * dy; dweight (may be NULL): for each channel
+ * the sum over every outer and inner position of (x > 0 ? 0 : x * dy), the
+ * product taken in the compute type, accumulated in double in (outer, inner)
+ * order and rounded once per channel (half types: to float, then to the
+ * type): the same bits for any thread count. dx may be dy or x (in place);
+ * dweight must not overlap anything. */
+LEAKY_API leaky_status leaky_prelu_backward(leaky_dtype dtype, size_t outer, size_t channels,
+                                            size_t inner, const void* dy, const void* x,
+                                            const void* weight, void* dx, void* dweight,
+                                            const leaky_options* opts);
+
+/* Random streams (RReLU, dropout). Element i of a call draws the 32-bit word
+ * number s = offset + i of the stream of `seed`: word (s % 64) / 16 of
+ * Philox4x32-10 (Salmon et al., SC'11; the generator of PyTorch's and
+ * cuRAND's GPU kernels) with key {seed & 0xffffffff, seed >> 32} and counter
+ * {c & 0xffffffff, c >> 32, 0, 0}, c = (s / 64) * 16 + s % 16. The words of
+ * a call therefore do not depend on the thread count, the tiling or the SIMD
+ * target; a call consumes words [offset, offset + n), so the next call
+ * continues at offset + n. offset + n must not exceed 2^64. */
+
+/* RReLU, as PyTorch's rrelu_with_noise. In training, every element with
+ * x <= 0 gets the slope
+ *   r = lower + u * (upper - lower)   (in the compute type, no fused ops)
+ * from its word w: u = (w >> 8) * 2^-24 in f32 compute, u = w * 2^-32 in
+ * f64, and y = x <= 0 ? x * r : x; `noise` (may be NULL) receives
+ * x <= 0 ? r : 1, rounded to the dtype. In evaluation (training == 0) y is
+ * LeakyReLU with slope (lower + upper) / 2 and noise is not written.
+ * lower and upper must be finite with lower <= upper. */
+typedef struct leaky_rrelu_params {
+  double lower;    /* PyTorch's default: 1/8 */
+  double upper;    /* PyTorch's default: 1/3 */
+  int training;    /* 0: evaluation */
+  uint64_t seed;
+  uint64_t offset; /* first stream word of this call */
+} leaky_rrelu_params;
+
+LEAKY_API leaky_status leaky_rrelu_forward(leaky_dtype dtype, size_t n, const void* x, void* y,
+                                           void* noise, const leaky_rrelu_params* params,
+                                           const leaky_options* opts);
+
+/* dx = x <= 0 ? dy * r : dy in training, with r regenerated from (seed,
+ * offset) exactly as the forward drew it (no noise tensor needed); in
+ * evaluation LeakyReLU's backward with slope (lower + upper) / 2. */
+LEAKY_API leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const void* dy,
+                                            const void* x, void* dx,
+                                            const leaky_rrelu_params* params,
+                                            const leaky_options* opts);
+
+/* bias_act followed by dropout, as F.dropout(bias_act(x, b)): element i is
+ * kept when its stream word w >= ceil(p * 2^32) (so keep-probability 1 - p up
+ * to 2^-32), and
+ *   y = u * (kept ? 1 / (1 - p) : 0)   with u the bias_act value
+ * (1 / (1 - p) computed in the compute type from 1 - p rounded to it, as
+ * PyTorch's dropout; a NaN u stays NaN even when dropped, as u * 0). `mask`
+ * receives one bit per element, bit i % 8 of byte i / 8 set when element i
+ * is kept ((n + 7) / 8 bytes). p must be in [0, 1). */
+typedef struct leaky_dropout_params {
+  double p;
+  uint64_t seed;
+  uint64_t offset; /* first stream word of this call */
+} leaky_dropout_params;
+
+LEAKY_API leaky_status leaky_bias_act_dropout_forward(
+    leaky_dtype dtype, size_t outer, size_t channels, size_t inner, const void* x,
+    const void* bias, void* y, uint8_t* mask, const leaky_bias_act_params* params,
+    const leaky_dropout_params* dropout, const leaky_options* opts);
+
+/* The gradients of leaky_bias_act_dropout_forward from its mask: dy is first
+ * multiplied by (kept ? 1 / (1 - p) : 0), then as leaky_bias_act_backward. */
+LEAKY_API leaky_status leaky_bias_act_dropout_backward(
+    leaky_dtype dtype, size_t outer, size_t channels, size_t inner, const void* dy,
+    const void* x, const void* bias, const uint8_t* mask, void* dx, void* db,
+    const leaky_bias_act_params* params, double p, const leaky_options* opts);
+
+/* Static text naming the status code. Never null. */
 LEAKY_API const char* leaky_status_string(leaky_status s);
 /* Thread-local detail of this thread's last failure ("" if none yet); valid
  * until the next failing call on the same thread. */

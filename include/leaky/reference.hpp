@@ -6,8 +6,10 @@
 #ifndef LEAKY_REFERENCE_HPP_
 #define LEAKY_REFERENCE_HPP_
 
+#include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #include "leaky/leaky.hpp"
 
@@ -150,22 +152,28 @@ compute_t<T> bias_act_activate(compute_t<T> z, const leaky_bias_act_params& p) {
   return z;
 }
 
+// The forward value in the compute type, before the one rounding.
 template <class T>
-T bias_act_forward(T x, T bias, const leaky_bias_act_params& p) {
+compute_t<T> bias_act_value(T x, T bias, const leaky_bias_act_params& p) {
   using C = compute_t<T>;
   C u = bias_act_activate<T>(widen(x) + widen(bias), p) * static_cast<C>(p.gain);
   if (p.clamp >= 0) {
     const C high = static_cast<C>(p.clamp), low = static_cast<C>(-p.clamp);
     u = u > high ? high : u < low ? low : u;
   }
-  return narrow<T>(u);
+  return u;
 }
 
 template <class T>
-T bias_act_backward(T dy, T x, T bias, const leaky_bias_act_params& p) {
+T bias_act_forward(T x, T bias, const leaky_bias_act_params& p) {
+  return narrow<T>(bias_act_value(x, bias, p));
+}
+
+// bias_act's backward from a gradient already in the compute type.
+template <class T>
+T bias_act_backward_compute(compute_t<T> g, T x, T bias, const leaky_bias_act_params& p) {
   using C = compute_t<T>;
   const C z = widen(x) + widen(bias);
-  C g = widen(dy);
   if (p.clamp >= 0) {
     const C u = bias_act_activate<T>(z, p) * static_cast<C>(p.gain);
     if (!(u >= static_cast<C>(-p.clamp) && u <= static_cast<C>(p.clamp))) g = C(0);
@@ -174,6 +182,111 @@ T bias_act_backward(T dy, T x, T bias, const leaky_bias_act_params& p) {
   if (p.activation == LEAKY_ACT_LRELU) return narrow<T>(z > 0 ? g : g * static_cast<C>(p.alpha));
   if (p.activation == LEAKY_ACT_RELU) return narrow<T>(bias_act_activate<T>(z, p) <= 0 ? C(0) : g);
   return narrow<T>(g);
+}
+
+template <class T>
+T bias_act_backward(T dy, T x, T bias, const leaky_bias_act_params& p) {
+  return bias_act_backward_compute<T>(widen(dy), x, bias, p);
+}
+
+// PReLU: LeakyReLU with the channel's weight as the slope (weight * x, the
+// order PyTorch multiplies in; the product commutes bit for bit anyway).
+template <class T>
+T prelu_forward(T x, T weight) {
+  const compute_t<T> v = widen(x);
+  return narrow<T>(v > 0 ? v : widen(weight) * v);
+}
+
+template <class T>
+T prelu_backward(T dy, T x, T weight) {
+  const compute_t<T> g = widen(dy);
+  return narrow<T>(widen(x) > 0 ? g : widen(weight) * g);
+}
+
+// One element's term of dweight, in the compute type (summed in double).
+template <class T>
+compute_t<T> prelu_weight_term(T dy, T x) {
+  const compute_t<T> v = widen(x);
+  return v > 0 ? compute_t<T>(0) : v * widen(dy);
+}
+
+// Philox4x32-10 (Salmon, Moraes, Dror, Shaw: "Parallel random numbers: as
+// easy as 1, 2, 3", SC'11), checked against Random123's known answers.
+inline std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter,
+                                             std::array<uint32_t, 2> key) {
+  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+  constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t p0 = uint64_t{kM0} * counter[0], p1 = uint64_t{kM1} * counter[2];
+    counter = {static_cast<uint32_t>(p1 >> 32) ^ counter[1] ^ key[0], static_cast<uint32_t>(p1),
+               static_cast<uint32_t>(p0 >> 32) ^ counter[3] ^ key[1], static_cast<uint32_t>(p0)};
+    key = {key[0] + kW0, key[1] + kW1};
+  }
+  return counter;
+}
+
+// Word number `s` of the stream of `seed` (the layout is in leaky.h: 64
+// consecutive words come from 16 consecutive counters, so a vector of up to
+// 16 lanes draws one word of each of its lanes' counters).
+inline uint32_t stream_word(uint64_t seed, uint64_t s) {
+  const uint64_t counter = (s / 64) * 16 + s % 16;
+  const auto words = philox4x32_10(
+      {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0},
+      {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)});
+  return words[(s % 64) / 16];
+}
+
+// RReLU's training slope from one stream word.
+template <class T>
+compute_t<T> rrelu_slope(uint32_t word, double lower, double upper) {
+  using C = compute_t<T>;
+  const C low = static_cast<C>(lower), range = static_cast<C>(upper) - low;
+  C u;
+  if constexpr (sizeof(C) == 4) u = static_cast<C>(word >> 8) * C(0x1p-24);
+  else u = static_cast<C>(word) * C(0x1p-32);
+  return low + u * range;
+}
+
+template <class T>
+T rrelu_forward(T x, uint32_t word, double lower, double upper, T* noise) {
+  const compute_t<T> v = widen(x), r = rrelu_slope<T>(word, lower, upper);
+  if (noise != nullptr) *noise = narrow<T>(v <= 0 ? r : compute_t<T>(1));
+  return narrow<T>(v <= 0 ? v * r : v);
+}
+
+template <class T>
+T rrelu_backward(T dy, T x, uint32_t word, double lower, double upper) {
+  const compute_t<T> g = widen(dy);
+  return narrow<T>(widen(x) <= 0 ? g * rrelu_slope<T>(word, lower, upper) : g);
+}
+
+// Dropout: kept when the word is >= ceil(p * 2^32); the kept scale is
+// 1 / (1 - p) in the compute type.
+inline uint32_t dropout_threshold(double p) {
+  const double t = std::ceil(p * 4294967296.0);
+  return t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<uint32_t>(t);
+}
+template <class T>
+compute_t<T> dropout_scale(double p) {
+  using C = compute_t<T>;
+  return C(1) / static_cast<C>(1.0 - p);
+}
+
+template <class T>
+T bias_act_dropout_forward(T x, T bias, const leaky_bias_act_params& params, bool kept,
+                           double p) {
+  using C = compute_t<T>;
+  return narrow<T>(bias_act_value(x, bias, params) * (kept ? dropout_scale<T>(p) : C(0)));
+}
+
+// dy * (kept ? 1 / (1 - p) : 0), kept in the compute type, then bias_act's
+// backward.
+template <class T>
+T bias_act_dropout_backward(T dy, T x, T bias, const leaky_bias_act_params& params, bool kept,
+                            double p) {
+  using C = compute_t<T>;
+  return bias_act_backward_compute<T>(widen(dy) * (kept ? dropout_scale<T>(p) : C(0)), x, bias,
+                                      params);
 }
 
 }  // namespace leaky::reference

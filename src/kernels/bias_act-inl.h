@@ -14,6 +14,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/kernels.h"
+#include "kernels/random-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace leaky {
@@ -73,9 +74,10 @@ struct BiasActMath {
 template <class Codec>
 struct bias_act_forward_op {
   static constexpr bool kBackward = false;  // sources: x (, bias)
+  static constexpr bool kPositional = false;
   using D = typename Codec::D;
   BiasActMath<D> m;
-  bias_act_forward_op(const kernels::Params& p, double bias_value) : m(p, bias_value) {}
+  bias_act_forward_op(const kernels::Params& p, double bias_value, void*) : m(p, bias_value) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const { return m.Forward(d, x, m.bias); }
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x, hn::Vec<D> b) const {
     return m.Forward(d, x, b);
@@ -85,14 +87,94 @@ struct bias_act_forward_op {
 template <class Codec>
 struct bias_act_backward_op {
   static constexpr bool kBackward = true;  // sources: dy, x (, bias)
+  static constexpr bool kPositional = false;
   using D = typename Codec::D;
   BiasActMath<D> m;
-  bias_act_backward_op(const kernels::Params& p, double bias_value) : m(p, bias_value) {}
+  bias_act_backward_op(const kernels::Params& p, double bias_value, void*) : m(p, bias_value) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x) const {
     return m.Backward(d, dy, x, m.bias);
   }
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x, hn::Vec<D> b) const {
     return m.Backward(d, dy, x, b);
+  }
+};
+
+
+// Dropout's kept-scale 1 / (1 - p), in the compute type.
+template <class D>
+hn::Vec<D> DropoutScale(const kernels::Params& p) {
+  using T = hn::TFromD<D>;
+  return hn::Set(D(), static_cast<T>(T(1) / static_cast<T>(1.0 - p.dropout_p)));
+}
+
+// bias_act then dropout: y = u * (kept ? 1 / (1 - p) : 0); the keep bits go
+// to the mask (aux), a chunk at a time.
+template <class Codec>
+struct bias_act_dropout_forward_op {
+  static constexpr bool kBackward = false;  // sources: x (, bias)
+  static constexpr bool kPositional = true;
+  static constexpr bool kRandom = true;
+  using D = typename Codec::D;
+  BiasActMath<D> m;
+  hn::Vec<D> scale;
+  uint32_t threshold;
+  uint64_t seed, offset;
+  uint8_t* mask;
+  uint64_t bits[kPositionalChunk / 64 + 1];
+  bias_act_dropout_forward_op(const kernels::Params& p, double bias_value, void* aux)
+      : m(p, bias_value),
+        scale(DropoutScale<D>(p)),
+        threshold(p.dropout_threshold),
+        seed(p.seed),
+        offset(p.offset),
+        mask(static_cast<uint8_t*>(aux)) {}
+  void Begin(uint64_t, size_t) { std::memset(bits, 0, sizeof(bits)); }
+  void End(uint64_t index, size_t count) { StoreBits(bits, index, count, mask); }
+  HWY_INLINE hn::Vec<D> Apply(D d, const uint32_t* words, size_t j, size_t count, hn::Vec<D> x,
+                              hn::Vec<D> b) {
+    const auto kept = WordsAtLeast(d, words, threshold);
+    // j is a multiple of Lanes(d), which divides 64: no lane crosses a word.
+    bits[j / 64] |= BitsFromMask(d, kept, count) << (j % 64);
+    return hn::Mul(m.Forward(d, x, b), hn::IfThenElseZero(kept, scale));
+  }
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, size_t j, size_t count,
+                                   hn::Vec<D> x) {
+    return Apply(d, words, j, count, x, m.bias);
+  }
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, size_t j, size_t count,
+                                   hn::Vec<D> x, hn::Vec<D> b) {
+    return Apply(d, words, j, count, x, b);
+  }
+};
+
+// Its gradient from the mask: dy * (kept ? 1 / (1 - p) : 0), then bias_act's.
+template <class Codec>
+struct bias_act_dropout_backward_op {
+  static constexpr bool kBackward = true;  // sources: dy, x (, bias)
+  static constexpr bool kPositional = true;
+  static constexpr bool kRandom = false;
+  using D = typename Codec::D;
+  BiasActMath<D> m;
+  hn::Vec<D> scale;
+  uint64_t seed = 0, offset = 0;
+  const uint8_t* mask;
+  uint64_t chunk = 0;
+  bias_act_dropout_backward_op(const kernels::Params& p, double bias_value, void* aux)
+      : m(p, bias_value), scale(DropoutScale<D>(p)), mask(static_cast<const uint8_t*>(aux)) {}
+  void Begin(uint64_t index, size_t) { chunk = index; }
+  void End(uint64_t, size_t) {}
+  HWY_INLINE hn::Vec<D> Apply(D d, size_t j, size_t count, hn::Vec<D> dy, hn::Vec<D> x,
+                              hn::Vec<D> b) const {
+    const auto kept = MaskFromBits(d, LoadBits(mask, chunk + j, count));
+    return m.Backward(d, hn::Mul(dy, hn::IfThenElseZero(kept, scale)), x, b);
+  }
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, size_t j, size_t count, hn::Vec<D> dy,
+                                   hn::Vec<D> x) {
+    return Apply(d, j, count, dy, x, m.bias);
+  }
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, size_t j, size_t count, hn::Vec<D> dy,
+                                   hn::Vec<D> x, hn::Vec<D> b) {
+    return Apply(d, j, count, dy, x, b);
   }
 };
 

@@ -5,6 +5,7 @@
 #define LEAKY_KERNELS_KERNELS_H_
 
 #include <cstddef>
+#include <cstdint>
 
 #include "leaky/leaky.h"
 
@@ -20,18 +21,28 @@ struct Params {
   int activation = 0;           // bias_act: a leaky_activation; alpha is its slope
   double gain = 1.0;            // bias_act
   double clamp = -1.0;          // bias_act: < 0 for none
-  size_t channels = 1;          // bias_act: x is [outer, channels, inner]
+  size_t channels = 1;          // channel ops: x is [outer, channels, inner]
   size_t inner = 1;
+  double lower = 0.0;           // RReLU: slopes from U(lower, upper)
+  double upper = 0.0;
+  double dropout_p = 0.0;       // bias_act with dropout
+  uint32_t dropout_threshold = 0;  // kept when the stream word >= this
+  uint64_t seed = 0;            // the random stream (leaky.h)
+  uint64_t offset = 0;
   bool stream_stores = false;   // non-temporal stores for whole aligned vectors
 };
 
 using UnaryKernel = void (*)(size_t n, const void* src, void* dst, const Params& params);
 using BinaryKernel = void (*)(size_t n, const void* src0, const void* src1, void* dst,
                               const Params& params);
-// Per-channel ops: elements [start, start + n) of the flat [outer, channels,
-// inner] array; `dy` is null for forward ops, `bias` may be null.
+// Per-channel and positional ops: elements [start, start + n) of the flat
+// [outer, channels, inner] array (start also places them in the random
+// stream and the dropout mask); `dy` is null for forward ops, `bias` (or
+// PReLU's weight) may be null; `aux` is the op's second array, indexed from
+// element 0: RReLU's noise output (may be null), the dropout mask (written
+// forward, read backward).
 using ChannelKernel = void (*)(size_t n, size_t start, const void* dy, const void* x,
-                               const void* bias, void* dst, const Params& params);
+                               const void* bias, void* dst, void* aux, const Params& params);
 
 inline constexpr int kDtypeCount = 4;  // indexed by leaky_dtype
 

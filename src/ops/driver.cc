@@ -46,6 +46,7 @@ struct Job {
   const char* src1;
   const void* bias;  // per-channel kernels only
   char* dst;
+  void* aux;         // per-channel kernels only: indexed from element 0
   kernels::Params params;
 };
 
@@ -106,7 +107,7 @@ void RunChannelTile(const Job& job, uint64_t start, uint64_t length) {
   const size_t offset = start * job.tiling->element_bytes;
   reinterpret_cast<kernels::ChannelKernel>(job.kernel)(
       length, start, job.src0 != nullptr ? job.src0 + offset : nullptr, job.src1 + offset,
-      job.bias, job.dst + offset, job.params);
+      job.bias, job.dst + offset, job.aux, job.params);
 }
 
 void RunBinaryTile(const Job& job, uint64_t start, uint64_t length) {
@@ -253,7 +254,7 @@ void RunTiles(const leaky_tiling& tiling, kernels::UnaryKernel kernel, kernels::
               const void* src, void* dst) {
   params.stream_stores = tiling.stream_stores != 0;
   Job job{&tiling, &RunUnaryTile, reinterpret_cast<const void*>(kernel),
-          static_cast<const char*>(src), nullptr, nullptr, static_cast<char*>(dst), params};
+          static_cast<const char*>(src), nullptr, nullptr, static_cast<char*>(dst), nullptr, params};
   Execute(job);
 }
 
@@ -262,16 +263,16 @@ void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, kernels:
   params.stream_stores = tiling.stream_stores != 0;
   Job job{&tiling, &RunBinaryTile, reinterpret_cast<const void*>(kernel),
           static_cast<const char*>(src0), static_cast<const char*>(src1), nullptr,
-          static_cast<char*>(dst), params};
+          static_cast<char*>(dst), nullptr, params};
   Execute(job);
 }
 
 void RunTiles(const leaky_tiling& tiling, kernels::ChannelKernel kernel, kernels::Params params,
-              const void* dy, const void* x, const void* bias, void* dst) {
+              const void* dy, const void* x, const void* bias, void* dst, void* aux) {
   params.stream_stores = tiling.stream_stores != 0;
   Job job{&tiling, &RunChannelTile, reinterpret_cast<const void*>(kernel),
           static_cast<const char*>(dy), static_cast<const char*>(x), bias,
-          static_cast<char*>(dst), params};
+          static_cast<char*>(dst), aux, params};
   Execute(job);
 }
 

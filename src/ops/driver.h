@@ -61,9 +61,9 @@ void RunTiles(const leaky_tiling& tiling, kernels::UnaryKernel kernel, kernels::
 void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, kernels::Params params,
               const void* src0, const void* src1, void* dst);
 // Per-channel kernels: dy (null for forward) and x advance with the tile,
-// the bias does not.
+// the bias and aux (see ChannelKernel) do not.
 void RunTiles(const leaky_tiling& tiling, kernels::ChannelKernel kernel, kernels::Params params,
-              const void* dy, const void* x, const void* bias, void* dst);
+              const void* dy, const void* x, const void* bias, void* dst, void* aux = nullptr);
 
 // A scalar argument of an op, checked to be finite.
 struct NamedValue {

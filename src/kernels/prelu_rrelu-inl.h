@@ -1,0 +1,124 @@
+// PReLU's and RReLU's vector functors. PReLU is a channel op: its slope is
+// the channel's weight, one value per segment or a vector source
+// (channels-last). RReLU draws each negative element's slope from the random
+// stream (random-inl.h), so it runs in the positional loop.
+
+#if defined(LEAKY_KERNELS_PRELU_RRELU_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LEAKY_KERNELS_PRELU_RRELU_INL_H_
+#undef LEAKY_KERNELS_PRELU_RRELU_INL_H_
+#else
+#define LEAKY_KERNELS_PRELU_RRELU_INL_H_
+#endif
+
+#include "hwy/highway.h"
+#include "kernels/kernels.h"
+#include "kernels/random-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace leaky {
+namespace HWY_NAMESPACE {
+
+// y = x > 0 ? x : weight * x.
+template <class Codec>
+struct prelu_forward_op {
+  static constexpr bool kBackward = false;  // sources: x (, weight)
+  static constexpr bool kPositional = false;
+  using D = typename Codec::D;
+  hn::Vec<D> weight;
+  prelu_forward_op(const kernels::Params&, double weight_value, void*)
+      : weight(hn::Set(D(), static_cast<hn::TFromD<D>>(weight_value))) {}
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const { return (*this)(d, x, weight); }
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x, hn::Vec<D> w) const {
+    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(w, x));
+  }
+};
+
+// dx = x > 0 ? dy : weight * dy (dweight is reduced by the driver).
+template <class Codec>
+struct prelu_backward_op {
+  static constexpr bool kBackward = true;  // sources: dy, x (, weight)
+  static constexpr bool kPositional = false;
+  using D = typename Codec::D;
+  hn::Vec<D> weight;
+  prelu_backward_op(const kernels::Params&, double weight_value, void*)
+      : weight(hn::Set(D(), static_cast<hn::TFromD<D>>(weight_value))) {}
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x) const {
+    return (*this)(d, dy, x, weight);
+  }
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x, hn::Vec<D> w) const {
+    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), dy, hn::Mul(w, dy));
+  }
+};
+
+// RReLU's training slope per lane: lower + u * (upper - lower).
+template <class D>
+struct RreluSlopes {
+  using T = hn::TFromD<D>;
+  uint64_t seed, offset;
+  hn::Vec<D> low, range;
+  explicit RreluSlopes(const kernels::Params& p)
+      : seed(p.seed),
+        offset(p.offset),
+        low(hn::Set(D(), static_cast<T>(p.lower))),
+        range(hn::Set(D(), static_cast<T>(static_cast<T>(p.upper) - static_cast<T>(p.lower)))) {}
+  HWY_INLINE hn::Vec<D> At(D d, const uint32_t* words) const {
+    return hn::Add(low, hn::Mul(UniformFromWords(d, words), range));
+  }
+};
+
+// Training forward: y = x <= 0 ? x * r : x; noise (aux, may be null) gets
+// x <= 0 ? r : 1.
+template <class Codec>
+struct rrelu_forward_op {
+  static constexpr bool kBackward = false;  // sources: x
+  static constexpr bool kPositional = true;
+  static constexpr bool kRandom = true;
+  static constexpr bool kFlat = true;
+  using D = typename Codec::D;
+  using Storage = typename Codec::Storage;
+  RreluSlopes<D> slopes;
+  uint64_t seed, offset;
+  Storage* noise;
+  uint64_t chunk = 0;
+  rrelu_forward_op(const kernels::Params& p, double, void* aux)
+      : slopes(p), seed(p.seed), offset(p.offset), noise(static_cast<Storage*>(aux)) {}
+  void Begin(uint64_t index, size_t) { chunk = index; }
+  void End(uint64_t, size_t) {}
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, size_t j, size_t count,
+                                   hn::Vec<D> x) {
+    const hn::Vec<D> r = slopes.At(d, words);
+    const auto negative = hn::Le(x, hn::Zero(d));
+    if (noise != nullptr) {
+      const hn::Vec<D> v = hn::IfThenElse(negative, r, hn::Set(d, hn::TFromD<D>(1)));
+      if (count == hn::Lanes(d)) Codec::Store(d, v, noise + chunk + j);
+      else StorePartial<Codec>(d, v, count, noise + chunk + j);
+    }
+    return hn::IfThenElse(negative, hn::Mul(x, r), x);
+  }
+};
+
+// Training backward: dx = x <= 0 ? dy * r : dy, r drawn again.
+template <class Codec>
+struct rrelu_backward_op {
+  static constexpr bool kBackward = true;  // sources: dy, x
+  static constexpr bool kPositional = true;
+  static constexpr bool kRandom = true;
+  static constexpr bool kFlat = true;
+  using D = typename Codec::D;
+  RreluSlopes<D> slopes;
+  uint64_t seed, offset;
+  rrelu_backward_op(const kernels::Params& p, double, void*)
+      : slopes(p), seed(p.seed), offset(p.offset) {}
+  void Begin(uint64_t, size_t) {}
+  void End(uint64_t, size_t) {}
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, size_t, size_t, hn::Vec<D> dy,
+                                   hn::Vec<D> x) {
+    return hn::IfThenElse(hn::Le(x, hn::Zero(d)), hn::Mul(dy, slopes.At(d, words)), dy);
+  }
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace leaky
+HWY_AFTER_NAMESPACE();
+
+#endif  // LEAKY_KERNELS_PRELU_RRELU_INL_H_

@@ -1,0 +1,251 @@
+// Counter-based random words (Philox4x32-10) and the loop of the ops that
+// use them or otherwise need each element's absolute index: RReLU, and
+// bias_act with dropout (whose keep-mask is one bit per element).
+//
+// The stream layout (leaky.h) gives 64 consecutive words from 16 consecutive
+// counters: word w of counter 16 g + j is stream word 64 g + 16 w + j. So a
+// vector of L <= 16 lanes runs Philox once on L consecutive counters and
+// stores its four result vectors as four runs of L consecutive words, with no
+// shuffles, and every vector width yields the same words.
+
+#if defined(LEAKY_KERNELS_RANDOM_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LEAKY_KERNELS_RANDOM_INL_H_
+#undef LEAKY_KERNELS_RANDOM_INL_H_
+#else
+#define LEAKY_KERNELS_RANDOM_INL_H_
+#endif
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+#include "kernels/elementwise-inl.h"
+#include "leaky/reference.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace leaky {
+namespace HWY_NAMESPACE {
+
+inline constexpr size_t kWordsPerGroup = 64;
+inline constexpr size_t kCountersPerGroup = 16;
+
+#if HWY_TARGET == HWY_SCALAR
+// One lane: the scalar definition is the kernel.
+HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t seed,
+                                 uint32_t* HWY_RESTRICT words) {
+  const std::array<uint32_t, 2> key{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+  for (size_t g = 0; g < groups; ++g) {
+    for (size_t j = 0; j < kCountersPerGroup; ++j) {
+      const uint64_t counter = (first_group + g) * kCountersPerGroup + j;
+      const auto out = reference::philox4x32_10(
+          {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0}, key);
+      for (size_t w = 0; w < 4; ++w) words[g * kWordsPerGroup + w * 16 + j] = out[w];
+    }
+  }
+}
+#else
+// hi:lo = a * m for every u32 lane. Highway 1.0.3 has MulEven for u32 but no
+// MulOdd: the odd lanes are shifted down into even position first.
+template <class DU>
+HWY_INLINE void MulHiLo(DU du, hn::Vec<DU> a, hn::Vec<DU> m, hn::Vec<DU>& hi, hn::Vec<DU>& lo) {
+  const hn::Repartition<uint64_t, DU> d64;
+  const hn::Vec<decltype(d64)> even = hn::MulEven(a, m);
+  const hn::Vec<decltype(d64)> odd =
+      hn::MulEven(hn::BitCast(du, hn::ShiftRight<32>(hn::BitCast(d64, a))), m);
+  hi = hn::OddEven(hn::BitCast(du, odd), hn::BitCast(du, hn::ShiftRight<32>(even)));
+  lo = hn::OddEven(hn::BitCast(du, hn::ShiftLeft<32>(odd)), hn::BitCast(du, even));
+}
+
+HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t seed,
+                                 uint32_t* HWY_RESTRICT words) {
+  const hn::ScalableTag<uint32_t> du;
+  using V = hn::Vec<decltype(du)>;
+  const size_t lanes = hn::Lanes(du);
+  static_assert(HWY_MAX_BYTES / 4 <= kCountersPerGroup, "a vector spans at most one group");
+  const V m0 = hn::Set(du, 0xD2511F53u), m1 = hn::Set(du, 0xCD9E8D57u);
+  const V iota = hn::Iota(du, 0);
+  for (size_t g = 0; g < groups; ++g) {
+    const uint64_t base = (first_group + g) * kCountersPerGroup;
+    for (size_t j = 0; j < kCountersPerGroup; j += lanes) {
+      // base is a multiple of 16 and j + lane < 16: the low word never carries.
+      V c0 = hn::Add(iota, hn::Set(du, static_cast<uint32_t>(base) + static_cast<uint32_t>(j)));
+      V c1 = hn::Set(du, static_cast<uint32_t>(base >> 32));
+      V c2 = hn::Zero(du), c3 = hn::Zero(du);
+      uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+      for (int round = 0; round < 10; ++round) {
+        V hi0, lo0, hi1, lo1;
+        MulHiLo(du, c0, m0, hi0, lo0);
+        MulHiLo(du, c2, m1, hi1, lo1);
+        c0 = hn::Xor(hn::Xor(hi1, c1), hn::Set(du, k0));
+        c1 = lo1;
+        c2 = hn::Xor(hn::Xor(hi0, c3), hn::Set(du, k1));
+        c3 = lo0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+      }
+      uint32_t* out = words + g * kWordsPerGroup + j;
+      hn::StoreU(c0, du, out);
+      hn::StoreU(c1, du, out + 16);
+      hn::StoreU(c2, du, out + 32);
+      hn::StoreU(c3, du, out + 48);
+    }
+  }
+}
+#endif
+
+// Elements per chunk: one batch of random words, one batch of mask bits.
+inline constexpr size_t kPositionalChunk = 256;
+
+// The random words of stream positions [first, first + count), count <=
+// kPositionalChunk, into `words` (which has room for whole groups); returns
+// where position `first` landed.
+HWY_INLINE const uint32_t* StreamWords(uint64_t seed, uint64_t first, size_t count,
+                                       uint32_t* HWY_RESTRICT words) {
+  const uint64_t first_group = first / kWordsPerGroup;
+  const uint64_t last_group = (first + count - 1) / kWordsPerGroup;
+  FillStreamGroups(first_group, static_cast<size_t>(last_group - first_group + 1), seed, words);
+  return words + (first - first_group * kWordsPerGroup);
+}
+
+// One bit per element, bit e % 8 of byte e / 8. Bytes wholly inside
+// [first, first + count) are stored; a byte shared with a neighbouring tile,
+// which another thread may be writing, is updated atomically.
+HWY_INLINE void StoreBits(const uint64_t* bits, uint64_t first, size_t count, uint8_t* mask) {
+  size_t k = 0;
+  while (k < count) {
+    const uint64_t e = first + k;
+    const unsigned shift = static_cast<unsigned>(e % 8);
+    const size_t take = HWY_MIN(size_t{8} - shift, count - k);
+    uint64_t window = bits[k / 64] >> (k % 64);
+    if (k % 64 + take > 64) window |= bits[k / 64 + 1] << (64 - k % 64);
+    const unsigned covered = ((1u << take) - 1u) << shift;
+    const auto value = static_cast<uint8_t>((static_cast<unsigned>(window) << shift) & covered);
+    if (take == 8) {
+      mask[e / 8] = value;
+    } else {
+      std::atomic_ref<uint8_t> byte(mask[e / 8]);
+      byte.fetch_and(static_cast<uint8_t>(~covered), std::memory_order_relaxed);
+      byte.fetch_or(value, std::memory_order_relaxed);
+    }
+    k += take;
+  }
+}
+
+// Bits [first, first + count) of a mask, count <= 57, as the low bits.
+HWY_INLINE uint64_t LoadBits(const uint8_t* mask, uint64_t first, size_t count) {
+  const uint64_t first_byte = first / 8, last_byte = (first + count - 1) / 8;
+  uint64_t window = 0;
+  for (uint64_t b = first_byte; b <= last_byte; ++b) {
+    window |= uint64_t{mask[b]} << (8 * (b - first_byte));
+  }
+  return (window >> (first % 8)) & ((uint64_t{1} << count) - 1);
+}
+
+// The op as a Highway mask over the lanes of d, from the low bits of `bits`.
+template <class D>
+HWY_INLINE hn::Mask<D> MaskFromBits(D d, uint64_t bits) {
+  uint8_t bytes[8];
+  std::memcpy(bytes, &bits, sizeof(bytes));  // little-endian x86
+  return hn::LoadMaskBits(d, bytes);
+}
+
+template <class D>
+HWY_INLINE uint64_t BitsFromMask(D d, hn::Mask<D> m, size_t count) {
+  uint8_t bytes[8] = {};
+  hn::StoreMaskBits(d, m, bytes);
+  uint64_t bits;
+  std::memcpy(&bits, bytes, sizeof(bits));
+  return count >= 64 ? bits : bits & ((uint64_t{1} << count) - 1);
+}
+
+// The words of the lanes of d (compute type f32 or f64) as uniform values,
+// exactly: f32 keeps the top 24 bits, f64 all 32.
+template <class D>
+HWY_INLINE hn::Vec<D> UniformFromWords(D d, const uint32_t* words) {
+  using T = hn::TFromD<D>;
+  if constexpr (sizeof(T) == 4) {
+    const hn::RebindToSigned<D> di;
+    const hn::RebindToUnsigned<D> du;
+    const auto top = hn::BitCast(di, hn::ShiftRight<8>(hn::LoadU(du, words)));
+    return hn::Mul(hn::ConvertTo(d, top), hn::Set(d, T(0x1p-24)));
+  } else {
+    const hn::Rebind<uint32_t, D> du;
+    const hn::Rebind<int32_t, D> di;
+    // u32 -> f64 through i32: flip the top bit, convert, add 2^31 back.
+    const auto flipped = hn::BitCast(di, hn::Xor(hn::LoadU(du, words), hn::Set(du, 0x80000000u)));
+    const auto value = hn::Add(hn::PromoteTo(d, flipped), hn::Set(d, 2147483648.0));
+    return hn::Mul(value, hn::Set(d, 0x1p-32));
+  }
+}
+
+// words >= threshold, lane by lane, as a mask over the lanes of d.
+template <class D>
+HWY_INLINE hn::Mask<D> WordsAtLeast(D d, const uint32_t* words, uint32_t threshold) {
+  using T = hn::TFromD<D>;
+  if constexpr (sizeof(T) == 4) {
+    // Unsigned compare as signed, both sides with the top bit flipped.
+    const hn::RebindToSigned<D> di;
+    const hn::RebindToUnsigned<D> du;
+    const auto flip = hn::Set(du, 0x80000000u);
+    const auto w = hn::BitCast(di, hn::Xor(hn::LoadU(du, words), flip));
+    const auto t = hn::BitCast(di, hn::Set(du, threshold ^ 0x80000000u));
+    return hn::RebindMask(d, hn::Not(hn::Lt(w, t)));
+  } else {
+    // f64 holds every u32 exactly.
+    const hn::Vec<D> w = hn::Mul(UniformFromWords(d, words), hn::Set(d, 4294967296.0));
+    return hn::Ge(w, hn::Set(d, static_cast<double>(threshold)));
+  }
+}
+
+// dst[i] = op(d, ...) for the n elements whose absolute indices are
+// [index, index + n), in chunks. Op provides:
+//   kRandom: whether it needs stream words (then seed and offset members);
+//   Begin(index, count) / End(index, count): around each chunk;
+//   op(d, words, j, count, sources...): the vector of the chunk's lanes
+//     [j, j + count), count == Lanes(d) except at the end; `words` are the
+//     stream words of those lanes (null when !kRandom).
+// With `stream`, vector-aligned whole vectors go out as non-temporal stores.
+template <class Codec, class Op, class... Sources>
+HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::Storage* dst,
+                                      bool stream, Op& op, const Sources*... srcs) {
+  using Storage = typename Codec::Storage;
+  const typename Codec::D d;
+  const size_t lanes = hn::Lanes(d);
+  const size_t vector_bytes = lanes * sizeof(Storage);
+  stream = stream && Codec::kCanStream;
+  alignas(64) uint32_t words[kPositionalChunk + 2 * kWordsPerGroup];
+  for (size_t i = 0; i < n; i += kPositionalChunk) {
+    const size_t count = HWY_MIN(kPositionalChunk, n - i);
+    const uint32_t* w = nullptr;
+    if constexpr (Op::kRandom) w = StreamWords(op.seed, op.offset + index + i, count, words);
+    op.Begin(index + i, count);
+    size_t j = 0;
+    for (; j + lanes <= count; j += lanes) {
+      Storage* out = dst + i + j;
+      const auto v = op(d, Op::kRandom ? w + j : nullptr, j, lanes, Codec::Load(d, srcs + i + j)...);
+      if (stream && reinterpret_cast<uintptr_t>(out) % vector_bytes == 0) {
+        Codec::Stream(d, v, out);
+      } else {
+        Codec::Store(d, v, out);
+      }
+    }
+    if (j < count) {
+      const size_t rest = count - j;
+      StorePartial<Codec>(d,
+                          op(d, Op::kRandom ? w + j : nullptr, j, rest,
+                             LoadPartial<Codec>(d, rest, srcs + i + j)...),
+                          rest, dst + i + j);
+    }
+    op.End(index + i, count);
+  }
+  // Non-temporal stores are weakly ordered: fence before the tile is done.
+  if (stream) hwy::FlushStream();
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace leaky
+HWY_AFTER_NAMESPACE();
+
+#endif  // LEAKY_KERNELS_RANDOM_INL_H_
