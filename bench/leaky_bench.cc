@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <xnnpack.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -35,7 +36,12 @@ constexpr double kInPlaceSlope = 1.0;
 
 // LeakyReLU's three modes, and the forward of two relatives (ELU with
 // alpha 1, ReLU) against oneDNN's same algorithms.
-enum class Mode { kForward, kForwardInPlace, kBackward, kEluForward, kReluForward };
+enum class Mode {
+  kForward, kForwardInPlace, kBackward, kEluForward, kReluForward,
+  kPreluForward,           // one shared slope (oneDNN's prelu with a broadcast weight)
+  kRreluForward,           // training, no noise output
+  kBiasActDropoutForward,  // f32 [outer, 64 channels, inner]: bias, LeakyReLU(0.2), gain, p = 0.1
+};
 const char* ModeName(Mode m) {
   switch (m) {
     case Mode::kForward: return "fwd";
@@ -43,6 +49,9 @@ const char* ModeName(Mode m) {
     case Mode::kBackward: return "bwd";
     case Mode::kEluForward: return "elu_fwd";
     case Mode::kReluForward: return "relu_fwd";
+    case Mode::kPreluForward: return "prelu_fwd";
+    case Mode::kRreluForward: return "rrelu_fwd";
+    case Mode::kBiasActDropoutForward: return "bias_act_dropout_fwd";
   }
   return "?";
 }
@@ -215,6 +224,26 @@ Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int strea
   if (c.mode == Mode::kReluForward) {
     return [=] { leaky_plain_relu_forward(c.dtype, c.n, a, dst, &options); };
   }
+  if (c.mode == Mode::kPreluForward) {
+    // The weight: the first element of the dy buffer (any value works).
+    return [=] { leaky_prelu_forward(c.dtype, 1, 1, c.n, a, b, dst, &options); };
+  }
+  if (c.mode == Mode::kRreluForward) {
+    const leaky_rrelu_params p{0.125, 1.0 / 3.0, 1, 1, 0};
+    return [=] { leaky_rrelu_forward(c.dtype, c.n, a, dst, nullptr, &p, &options); };
+  }
+  if (c.mode == Mode::kBiasActDropoutForward) {
+    constexpr size_t kChannels = 64;
+    if (c.n % kChannels != 0) return nullptr;
+    auto mask = std::make_shared<std::vector<uint8_t>>((c.n + 7) / 8);
+    const leaky_bias_act_params p{LEAKY_ACT_LRELU, 0.2, std::sqrt(2.0), -1.0};
+    const leaky_dropout_params dropout{0.1, 1, 0};
+    const size_t inner = c.n / kChannels;
+    return [=] {
+      leaky_bias_act_dropout_forward(c.dtype, 1, kChannels, inner, a, b, dst, mask->data(), &p,
+                                     &dropout, &options);
+    };
+  }
   if (c.mode == Mode::kBackward) {
     return [=] { leaky_relu_backward(c.dtype, c.n, b, a, 0, dst, kSlope, &options); };
   }
@@ -264,6 +293,21 @@ Runner MakeOneDnn(const Case& c, char* a, char* b, char* dst) {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   auto stream = std::make_shared<dnnl::stream>(engine);
   const memory::desc md({static_cast<memory::dim>(c.n)}, type, memory::format_tag::a);
+  if (c.mode == Mode::kPreluForward) {
+    const memory::desc weight_md({1}, type, memory::format_tag::a);
+    const dnnl::prelu_forward::primitive_desc pd(
+        dnnl::prelu_forward::desc(dnnl::prop_kind::forward_training, md, weight_md), engine);
+    memory src(md, engine, a), weight(weight_md, engine, b), out(md, engine, dst);
+    auto primitive = std::make_shared<dnnl::prelu_forward>(pd);
+    const int threads = c.threads;
+    return [=] {
+      omp_set_num_threads(threads);
+      primitive->execute(*stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weight},
+                                   {DNNL_ARG_DST, out}});
+      stream->wait();
+    };
+  }
+  if (c.mode == Mode::kRreluForward || c.mode == Mode::kBiasActDropoutForward) return nullptr;
   const dnnl::algorithm algorithm =
       c.mode == Mode::kEluForward ? dnnl::algorithm::eltwise_elu : dnnl::algorithm::eltwise_relu;
   const float alpha = c.mode == Mode::kEluForward    ? 1.0f
@@ -344,6 +388,16 @@ void RegisterAll(bool quick) {
           Register(Case{"leaky", dtype, mode, n, threads}, MakeLeaky);
           Register(Case{"onednn", dtype, mode, n, threads}, MakeOneDnn);
         }
+      }
+    }
+  }
+  // The family's forward ops on f32, each with its same-run limit.
+  for (Mode mode : {Mode::kPreluForward, Mode::kRreluForward, Mode::kBiasActDropoutForward}) {
+    for (size_t n : key_sizes) {
+      for (int threads : thread_counts) {
+        Register(Case{"leaky", LEAKY_F32, mode, n, threads}, MakeLeaky);
+        if (mode == Mode::kPreluForward) Register(Case{"onednn", LEAKY_F32, mode, n, threads}, MakeOneDnn);
+        Register(Case{"stream_copy", LEAKY_F32, mode, n, threads}, contenders.back().make);
       }
     }
   }

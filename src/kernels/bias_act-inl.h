@@ -128,13 +128,21 @@ struct bias_act_dropout_forward_op {
         seed(p.seed),
         offset(p.offset),
         mask(static_cast<uint8_t*>(aux)) {}
-  void Begin(uint64_t, size_t) { std::memset(bits, 0, sizeof(bits)); }
-  void End(uint64_t index, size_t count) { StoreBits(bits, index, count, mask); }
+  uint64_t word = 0;  // the bits of the current 64 elements, in a register
+  void Begin(uint64_t, size_t) { word = 0; }
+  void End(uint64_t index, size_t count) {
+    if (count % 64 != 0) bits[count / 64] = word;  // the last, incomplete word
+    StoreBits(bits, index, count, mask);
+  }
   HWY_INLINE hn::Vec<D> Apply(D d, const uint32_t* words, size_t j, size_t count, hn::Vec<D> x,
                               hn::Vec<D> b) {
     const auto kept = WordsAtLeast(d, words, threshold);
     // j is a multiple of Lanes(d), which divides 64: no lane crosses a word.
-    bits[j / 64] |= BitsFromMask(d, kept, count) << (j % 64);
+    word |= BitsFromMask(d, kept, count) << (j % 64);
+    if ((j + count) % 64 == 0) {
+      bits[j / 64] = word;
+      word = 0;
+    }
     return hn::Mul(m.Forward(d, x, b), hn::IfThenElseZero(kept, scale));
   }
   HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, size_t j, size_t count,

@@ -58,6 +58,10 @@ HWY_INLINE void MulHiLo(DU du, hn::Vec<DU> a, hn::Vec<DU> m, hn::Vec<DU>& hi, hn
   lo = hn::OddEven(hn::BitCast(du, hn::ShiftLeft<32>(odd)), hn::BitCast(du, even));
 }
 
+// Philox on kBatch vectors of counters at once: one instance is a chain of
+// dependent multiplies (latency-bound); independent ones fill the pipes.
+inline constexpr size_t kBatch = 4;
+
 HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t seed,
                                  uint32_t* HWY_RESTRICT words) {
   const hn::ScalableTag<uint32_t> du;
@@ -66,30 +70,44 @@ HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t s
   static_assert(HWY_MAX_BYTES / 4 <= kCountersPerGroup, "a vector spans at most one group");
   const V m0 = hn::Set(du, 0xD2511F53u), m1 = hn::Set(du, 0xCD9E8D57u);
   const V iota = hn::Iota(du, 0);
-  for (size_t g = 0; g < groups; ++g) {
-    const uint64_t base = (first_group + g) * kCountersPerGroup;
-    for (size_t j = 0; j < kCountersPerGroup; j += lanes) {
-      // base is a multiple of 16 and j + lane < 16: the low word never carries.
-      V c0 = hn::Add(iota, hn::Set(du, static_cast<uint32_t>(base) + static_cast<uint32_t>(j)));
-      V c1 = hn::Set(du, static_cast<uint32_t>(base >> 32));
-      V c2 = hn::Zero(du), c3 = hn::Zero(du);
-      uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
-      for (int round = 0; round < 10; ++round) {
+  const uint64_t first_counter = first_group * kCountersPerGroup;
+  const size_t counters = groups * kCountersPerGroup;
+  // Whole batches: the last may run past `groups` (words has room for it).
+  for (size_t done = 0; done < counters; done += kBatch * lanes) {
+    V c0[kBatch], c1[kBatch], c2[kBatch], c3[kBatch];
+    for (size_t k = 0; k < kBatch; ++k) {
+      const uint64_t base = first_counter + done + k * lanes;
+      // base + lane never carries out of the low word: base is a multiple
+      // of the lane count, which divides 16, and counters of a vector share
+      // their high word.
+      c0[k] = hn::Add(iota, hn::Set(du, static_cast<uint32_t>(base)));
+      c1[k] = hn::Set(du, static_cast<uint32_t>(base >> 32));
+      c2[k] = hn::Zero(du);
+      c3[k] = hn::Zero(du);
+    }
+    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+    for (int round = 0; round < 10; ++round) {
+      const V key0 = hn::Set(du, k0), key1 = hn::Set(du, k1);
+      for (size_t k = 0; k < kBatch; ++k) {
         V hi0, lo0, hi1, lo1;
-        MulHiLo(du, c0, m0, hi0, lo0);
-        MulHiLo(du, c2, m1, hi1, lo1);
-        c0 = hn::Xor(hn::Xor(hi1, c1), hn::Set(du, k0));
-        c1 = lo1;
-        c2 = hn::Xor(hn::Xor(hi0, c3), hn::Set(du, k1));
-        c3 = lo0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
+        MulHiLo(du, c0[k], m0, hi0, lo0);
+        MulHiLo(du, c2[k], m1, hi1, lo1);
+        c0[k] = hn::Xor(hn::Xor(hi1, c1[k]), key0);
+        c1[k] = lo1;
+        c2[k] = hn::Xor(hn::Xor(hi0, c3[k]), key1);
+        c3[k] = lo0;
       }
-      uint32_t* out = words + g * kWordsPerGroup + j;
-      hn::StoreU(c0, du, out);
-      hn::StoreU(c1, du, out + 16);
-      hn::StoreU(c2, du, out + 32);
-      hn::StoreU(c3, du, out + 48);
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    for (size_t k = 0; k < kBatch; ++k) {
+      const size_t counter = done + k * lanes;  // relative to first_counter
+      uint32_t* out = words + (counter / kCountersPerGroup) * kWordsPerGroup +
+                      counter % kCountersPerGroup;
+      hn::StoreU(c0[k], du, out);
+      hn::StoreU(c1[k], du, out + 16);
+      hn::StoreU(c2[k], du, out + 32);
+      hn::StoreU(c3[k], du, out + 48);
     }
   }
 }
@@ -114,6 +132,12 @@ HWY_INLINE const uint32_t* StreamWords(uint64_t seed, uint64_t first, size_t cou
 // which another thread may be writing, is updated atomically.
 HWY_INLINE void StoreBits(const uint64_t* bits, uint64_t first, size_t count, uint8_t* mask) {
   size_t k = 0;
+  if (first % 8 == 0) {
+    // The usual case (tiles start on cache lines): whole bytes are a copy of
+    // the little-endian words; only a partial last byte remains.
+    k = count / 8 * 8;
+    std::memcpy(mask + first / 8, bits, count / 8);
+  }
   while (k < count) {
     const uint64_t e = first + k;
     const unsigned shift = static_cast<unsigned>(e % 8);
@@ -215,7 +239,9 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
   const size_t lanes = hn::Lanes(d);
   const size_t vector_bytes = lanes * sizeof(Storage);
   stream = stream && Codec::kCanStream;
-  alignas(64) uint32_t words[kPositionalChunk + 2 * kWordsPerGroup];
+  // Whole groups around the chunk, plus a partial last batch of counters
+  // (FillStreamGroups): at most kBatch * 16 lanes = 4 groups past the chunk.
+  alignas(64) uint32_t words[kPositionalChunk + 5 * kWordsPerGroup];
   for (size_t i = 0; i < n; i += kPositionalChunk) {
     const size_t count = HWY_MIN(kPositionalChunk, n - i);
     const uint32_t* w = nullptr;
