@@ -35,6 +35,16 @@ TEST(Philox, RandomKnownAnswers) {
             (Words{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
 }
 
+TEST(Philox, HalfWordLayout) {
+  const uint64_t seed = 77;
+  for (uint64_t s : {0ull, 63ull, 64ull, 127ull, 128ull, 300ull}) {
+    const uint32_t word = reference::stream_word(seed, (s / 128) * 64 + s % 64);
+    EXPECT_EQ(reference::stream_half_word(seed, s), (s % 128) < 64 ? word & 0xFFFF : word >> 16);
+  }
+  // The two halves of one word are two different positions' bits.
+  EXPECT_NE(reference::stream_half_word(seed, 5), reference::stream_half_word(seed, 69));
+}
+
 TEST(Philox, StreamLayout) {
   // Word 64 g + 16 w + j is word w of counter 16 g + j.
   const uint64_t seed = 0x0123456789abcdefull;
@@ -179,7 +189,8 @@ void SweepDropout() {
         const uint32_t threshold = reference::dropout_threshold(p);
         for (size_t i = 0; i < n; ++i) {
           const size_t c = (i / l.inner) % l.channels;
-          const bool kept = reference::stream_word(dropout.seed, dropout.offset + i) >= threshold;
+          const bool kept =
+              reference::stream_half_word(dropout.seed, dropout.offset + i) >= threshold;
           ASSERT_EQ(((mask[i / 8] >> (i % 8)) & 1) != 0, kept) << "n " << n << " mask bit " << i;
           const T ey = reference::bias_act_dropout_forward(x[i], bias[c], params, kept, p);
           const T edx = reference::bias_act_dropout_backward(dy[i], x[i], bias[c], params, kept, p);

@@ -190,9 +190,14 @@ LEAKY_API leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const v
                                             const leaky_rrelu_params* params,
                                             const leaky_options* opts);
 
-/* bias_act followed by dropout, as F.dropout(bias_act(x, b)): element i is
- * kept when its stream word w >= ceil(p * 2^32) (so keep-probability 1 - p up
- * to 2^-32), and
+/* bias_act followed by dropout, as F.dropout(bias_act(x, b)). Dropout draws
+ * 16 bits per element: stream position s = offset + i takes the low half
+ * (s % 128 < 64) or the high half of word 64 * (s / 128) + s % 64 of the
+ * stream above, and element i is kept when those bits are >= ceil(p * 2^16)
+ * (keep-probability 1 - p rounded up to a multiple of 2^-16: half the
+ * Philox work of a word per element, which made this op compute-bound).
+ * A call uses positions [offset, offset + n); the next continues at
+ * offset + n. Then
  *   y = u * (kept ? 1 / (1 - p) : 0)   with u the bias_act value
  * (1 / (1 - p) computed in the compute type from 1 - p rounded to it, as
  * PyTorch's dropout; a NaN u stays NaN even when dropped, as u * 0). `mask`

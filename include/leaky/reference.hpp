@@ -236,6 +236,13 @@ inline uint32_t stream_word(uint64_t seed, uint64_t s) {
   return words[(s % 64) / 16];
 }
 
+// Dropout's 16 random bits of stream position `s`: 128 positions share the
+// 64 words of one group, the first 64 the low halves, the next the high.
+inline uint32_t stream_half_word(uint64_t seed, uint64_t s) {
+  const uint32_t word = stream_word(seed, (s / 128) * 64 + s % 64);
+  return s % 128 < 64 ? word & 0xFFFFu : word >> 16;
+}
+
 // RReLU's training slope from one stream word.
 template <class T>
 compute_t<T> rrelu_slope(uint32_t word, double lower, double upper) {
@@ -260,11 +267,11 @@ T rrelu_backward(T dy, T x, uint32_t word, double lower, double upper) {
   return narrow<T>(widen(x) <= 0 ? g * rrelu_slope<T>(word, lower, upper) : g);
 }
 
-// Dropout: kept when the word is >= ceil(p * 2^32); the kept scale is
-// 1 / (1 - p) in the compute type.
+// Dropout: kept when the element's 16 random bits are >= ceil(p * 2^16),
+// so the keep-probability is 1 - p rounded up to a multiple of 2^-16; the
+// kept scale is 1 / (1 - p) in the compute type.
 inline uint32_t dropout_threshold(double p) {
-  const double t = std::ceil(p * 4294967296.0);
-  return t >= 4294967295.0 ? 0xFFFFFFFFu : static_cast<uint32_t>(t);
+  return static_cast<uint32_t>(std::ceil(p * 65536.0));
 }
 template <class T>
 compute_t<T> dropout_scale(double p) {

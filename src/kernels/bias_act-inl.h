@@ -107,20 +107,21 @@ hn::Vec<D> DropoutScale(const kernels::Params& p) {
   return hn::Set(D(), static_cast<T>(T(1) / static_cast<T>(1.0 - p.dropout_p)));
 }
 
-// bias_act then dropout: y = u * (kept ? 1 / (1 - p) : 0); the keep bits go
-// to the mask (aux), a chunk at a time.
+// bias_act then dropout: y = u * (kept ? 1 / (1 - p) : 0); the keep bits
+// go to the mask (aux).
 template <class Codec>
 struct bias_act_dropout_forward_op {
   static constexpr bool kBackward = false;  // sources: x (, bias)
   static constexpr bool kPositional = true;
   static constexpr bool kRandom = true;
+  static constexpr bool kHalfWords = true;  // 16 random bits per element
+  static constexpr bool kWritesMask = true;
   using D = typename Codec::D;
   BiasActMath<D> m;
   hn::Vec<D> scale;
   uint32_t threshold;
   uint64_t seed, offset;
   uint8_t* mask;
-  uint64_t bits[kPositionalChunk / 64 + 1];
   bias_act_dropout_forward_op(const kernels::Params& p, double bias_value, void* aux)
       : m(p, bias_value),
         scale(DropoutScale<D>(p)),
@@ -128,30 +129,19 @@ struct bias_act_dropout_forward_op {
         seed(p.seed),
         offset(p.offset),
         mask(static_cast<uint8_t*>(aux)) {}
-  uint64_t word = 0;  // the bits of the current 64 elements, in a register
-  void Begin(uint64_t, size_t) { word = 0; }
-  void End(uint64_t index, size_t count) {
-    if (count % 64 != 0) bits[count / 64] = word;  // the last, incomplete word
-    StoreBits(bits, index, count, mask);
-  }
-  HWY_INLINE hn::Vec<D> Apply(D d, const uint32_t* words, size_t j, size_t count, hn::Vec<D> x,
-                              hn::Vec<D> b) {
+  HWY_INLINE hn::Vec<D> Apply(D d, const uint32_t* words, size_t count, uint64_t* kept_bits,
+                              hn::Vec<D> x, hn::Vec<D> b) const {
     const auto kept = WordsAtLeast(d, words, threshold);
-    // j is a multiple of Lanes(d), which divides 64: no lane crosses a word.
-    word |= BitsFromMask(d, kept, count) << (j % 64);
-    if ((j + count) % 64 == 0) {
-      bits[j / 64] = word;
-      word = 0;
-    }
+    *kept_bits = BitsFromMask(d, kept, count);
     return hn::Mul(m.Forward(d, x, b), hn::IfThenElseZero(kept, scale));
   }
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, size_t j, size_t count,
-                                   hn::Vec<D> x) {
-    return Apply(d, words, j, count, x, m.bias);
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t count,
+                                   uint64_t* kept_bits, hn::Vec<D> x) const {
+    return Apply(d, words, count, kept_bits, x, m.bias);
   }
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, size_t j, size_t count,
-                                   hn::Vec<D> x, hn::Vec<D> b) {
-    return Apply(d, words, j, count, x, b);
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t count,
+                                   uint64_t* kept_bits, hn::Vec<D> x, hn::Vec<D> b) const {
+    return Apply(d, words, count, kept_bits, x, b);
   }
 };
 
@@ -161,28 +151,27 @@ struct bias_act_dropout_backward_op {
   static constexpr bool kBackward = true;  // sources: dy, x (, bias)
   static constexpr bool kPositional = true;
   static constexpr bool kRandom = false;
+  static constexpr bool kHalfWords = false;
+  static constexpr bool kWritesMask = false;
   using D = typename Codec::D;
   BiasActMath<D> m;
   hn::Vec<D> scale;
   uint64_t seed = 0, offset = 0;
   const uint8_t* mask;
-  uint64_t chunk = 0;
   bias_act_dropout_backward_op(const kernels::Params& p, double bias_value, void* aux)
       : m(p, bias_value), scale(DropoutScale<D>(p)), mask(static_cast<const uint8_t*>(aux)) {}
-  void Begin(uint64_t index, size_t) { chunk = index; }
-  void End(uint64_t, size_t) {}
-  HWY_INLINE hn::Vec<D> Apply(D d, size_t j, size_t count, hn::Vec<D> dy, hn::Vec<D> x,
+  HWY_INLINE hn::Vec<D> Apply(D d, uint64_t e, size_t count, hn::Vec<D> dy, hn::Vec<D> x,
                               hn::Vec<D> b) const {
-    const auto kept = MaskFromBits(d, LoadBits(mask, chunk + j, count));
+    const auto kept = MaskFromBits(d, LoadBits(mask, e, count));
     return m.Backward(d, hn::Mul(dy, hn::IfThenElseZero(kept, scale)), x, b);
   }
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, size_t j, size_t count, hn::Vec<D> dy,
-                                   hn::Vec<D> x) {
-    return Apply(d, j, count, dy, x, m.bias);
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, uint64_t e, size_t count, uint64_t*,
+                                   hn::Vec<D> dy, hn::Vec<D> x) const {
+    return Apply(d, e, count, dy, x, m.bias);
   }
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, size_t j, size_t count, hn::Vec<D> dy,
-                                   hn::Vec<D> x, hn::Vec<D> b) {
-    return Apply(d, j, count, dy, x, b);
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, uint64_t e, size_t count, uint64_t*,
+                                   hn::Vec<D> dy, hn::Vec<D> x, hn::Vec<D> b) const {
+    return Apply(d, e, count, dy, x, b);
   }
 };
 

@@ -73,25 +73,24 @@ struct rrelu_forward_op {
   static constexpr bool kBackward = false;  // sources: x
   static constexpr bool kPositional = true;
   static constexpr bool kRandom = true;
+  static constexpr bool kHalfWords = false;
+  static constexpr bool kWritesMask = false;
   static constexpr bool kFlat = true;
   using D = typename Codec::D;
   using Storage = typename Codec::Storage;
   RreluSlopes<D> slopes;
   uint64_t seed, offset;
   Storage* noise;
-  uint64_t chunk = 0;
   rrelu_forward_op(const kernels::Params& p, double, void* aux)
       : slopes(p), seed(p.seed), offset(p.offset), noise(static_cast<Storage*>(aux)) {}
-  void Begin(uint64_t index, size_t) { chunk = index; }
-  void End(uint64_t, size_t) {}
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, size_t j, size_t count,
-                                   hn::Vec<D> x) {
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t e, size_t count,
+                                   uint64_t*, hn::Vec<D> x) const {
     const hn::Vec<D> r = slopes.At(d, words);
     const auto negative = hn::Le(x, hn::Zero(d));
     if (noise != nullptr) {
       const hn::Vec<D> v = hn::IfThenElse(negative, r, hn::Set(d, hn::TFromD<D>(1)));
-      if (count == hn::Lanes(d)) Codec::Store(d, v, noise + chunk + j);
-      else StorePartial<Codec>(d, v, count, noise + chunk + j);
+      if (count == hn::Lanes(d)) Codec::Store(d, v, noise + e);
+      else StorePartial<Codec>(d, v, count, noise + e);
     }
     return hn::IfThenElse(negative, hn::Mul(x, r), x);
   }
@@ -103,16 +102,16 @@ struct rrelu_backward_op {
   static constexpr bool kBackward = true;  // sources: dy, x
   static constexpr bool kPositional = true;
   static constexpr bool kRandom = true;
+  static constexpr bool kHalfWords = false;
+  static constexpr bool kWritesMask = false;
   static constexpr bool kFlat = true;
   using D = typename Codec::D;
   RreluSlopes<D> slopes;
   uint64_t seed, offset;
   rrelu_backward_op(const kernels::Params& p, double, void*)
       : slopes(p), seed(p.seed), offset(p.offset) {}
-  void Begin(uint64_t, size_t) {}
-  void End(uint64_t, size_t) {}
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, size_t, size_t, hn::Vec<D> dy,
-                                   hn::Vec<D> x) {
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t, uint64_t*,
+                                   hn::Vec<D> dy, hn::Vec<D> x) const {
     return hn::IfThenElse(hn::Le(x, hn::Zero(d)), hn::Mul(dy, slopes.At(d, words)), dy);
   }
 };

@@ -46,68 +46,61 @@ HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t s
   }
 }
 #else
-// hi:lo = a * m for every u32 lane. Highway 1.0.3 has MulEven for u32 but no
-// MulOdd: the odd lanes are shifted down into even position first.
-template <class DU>
-HWY_INLINE void MulHiLo(DU du, hn::Vec<DU> a, hn::Vec<DU> m, hn::Vec<DU>& hi, hn::Vec<DU>& lo) {
-  const hn::Repartition<uint64_t, DU> d64;
-  const hn::Vec<decltype(d64)> even = hn::MulEven(a, m);
-  const hn::Vec<decltype(d64)> odd =
-      hn::MulEven(hn::BitCast(du, hn::ShiftRight<32>(hn::BitCast(d64, a))), m);
-  hi = hn::OddEven(hn::BitCast(du, odd), hn::BitCast(du, hn::ShiftRight<32>(even)));
-  lo = hn::OddEven(hn::BitCast(du, hn::ShiftLeft<32>(odd)), hn::BitCast(du, even));
-}
-
-// Philox on kBatch vectors of counters at once: one instance is a chain of
-// dependent multiplies (latency-bound); independent ones fill the pipes.
-inline constexpr size_t kBatch = 4;
+// Philox keeps each counter's four state words in the low halves of u64
+// lanes: MulEven (vpmuludq) reads only those and returns the whole 64-bit
+// product, so a round is 2 multiplies, 2 shifts and 4 xors per vector, and
+// the high halves may hold garbage (never read). kBatch independent vectors
+// run together: one alone is a chain of dependent multiplies; more than two
+// spill registers on AVX2 (measured: 2 was fastest of 2, 4, 6, 8).
+inline constexpr size_t kBatch = 2;
 
 HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t seed,
                                  uint32_t* HWY_RESTRICT words) {
   const hn::ScalableTag<uint32_t> du;
-  using V = hn::Vec<decltype(du)>;
-  const size_t lanes = hn::Lanes(du);
+  const hn::Repartition<uint64_t, decltype(du)> d64;
+  using V = hn::Vec<decltype(d64)>;
+  const size_t lanes64 = hn::Lanes(d64);
   static_assert(HWY_MAX_BYTES / 4 <= kCountersPerGroup, "a vector spans at most one group");
-  const V m0 = hn::Set(du, 0xD2511F53u), m1 = hn::Set(du, 0xCD9E8D57u);
-  const V iota = hn::Iota(du, 0);
+  static_assert(kBatch % 2 == 0, "u64 vectors pair up into u32 vectors");
+  const auto m0 = hn::Set(du, 0xD2511F53u), m1 = hn::Set(du, 0xCD9E8D57u);
+  const V iota = hn::Iota(d64, 0);
   const uint64_t first_counter = first_group * kCountersPerGroup;
   const size_t counters = groups * kCountersPerGroup;
   // Whole batches: the last may run past `groups` (words has room for it).
-  for (size_t done = 0; done < counters; done += kBatch * lanes) {
+  for (size_t done = 0; done < counters; done += kBatch * lanes64) {
     V c0[kBatch], c1[kBatch], c2[kBatch], c3[kBatch];
     for (size_t k = 0; k < kBatch; ++k) {
-      const uint64_t base = first_counter + done + k * lanes;
-      // base + lane never carries out of the low word: base is a multiple
-      // of the lane count, which divides 16, and counters of a vector share
-      // their high word.
-      c0[k] = hn::Add(iota, hn::Set(du, static_cast<uint32_t>(base)));
-      c1[k] = hn::Set(du, static_cast<uint32_t>(base >> 32));
-      c2[k] = hn::Zero(du);
-      c3[k] = hn::Zero(du);
+      const uint64_t base = first_counter + done + k * lanes64;
+      // The counters of one u32 vector share their high word: base is a
+      // multiple of the lane count, which divides 16.
+      c0[k] = hn::Add(iota, hn::Set(d64, base & 0xFFFFFFFFu));
+      c1[k] = hn::Set(d64, base >> 32);
+      c2[k] = hn::Zero(d64);
+      c3[k] = hn::Zero(d64);
     }
-    uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
+    uint64_t k0 = static_cast<uint32_t>(seed), k1 = seed >> 32;
     for (int round = 0; round < 10; ++round) {
-      const V key0 = hn::Set(du, k0), key1 = hn::Set(du, k1);
+      const V key0 = hn::Set(d64, k0), key1 = hn::Set(d64, k1);
       for (size_t k = 0; k < kBatch; ++k) {
-        V hi0, lo0, hi1, lo1;
-        MulHiLo(du, c0[k], m0, hi0, lo0);
-        MulHiLo(du, c2[k], m1, hi1, lo1);
-        c0[k] = hn::Xor(hn::Xor(hi1, c1[k]), key0);
-        c1[k] = lo1;
-        c2[k] = hn::Xor(hn::Xor(hi0, c3[k]), key1);
-        c3[k] = lo0;
+        const V p0 = hn::MulEven(hn::BitCast(du, c0[k]), m0);
+        const V p1 = hn::MulEven(hn::BitCast(du, c2[k]), m1);
+        c0[k] = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1[k]), key0);
+        c1[k] = p1;
+        c2[k] = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3[k]), key1);
+        c3[k] = p0;
       }
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
+      k0 = static_cast<uint32_t>(k0 + 0x9E3779B9u);
+      k1 = static_cast<uint32_t>(k1 + 0xBB67AE85u);
     }
-    for (size_t k = 0; k < kBatch; ++k) {
-      const size_t counter = done + k * lanes;  // relative to first_counter
+    for (size_t k = 0; k < kBatch; k += 2) {
+      const size_t counter = done + k * lanes64;  // relative to first_counter
       uint32_t* out = words + (counter / kCountersPerGroup) * kWordsPerGroup +
                       counter % kCountersPerGroup;
-      hn::StoreU(c0[k], du, out);
-      hn::StoreU(c1[k], du, out + 16);
-      hn::StoreU(c2[k], du, out + 32);
-      hn::StoreU(c3[k], du, out + 48);
+      // The low halves of a pair of u64 vectors, in counter order.
+      hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c0[k + 1]), hn::BitCast(du, c0[k])), du, out);
+      hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c1[k + 1]), hn::BitCast(du, c1[k])), du, out + 16);
+      hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c2[k + 1]), hn::BitCast(du, c2[k])), du, out + 32);
+      hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c3[k + 1]), hn::BitCast(du, c3[k])), du, out + 48);
     }
   }
 }
@@ -125,6 +118,32 @@ HWY_INLINE const uint32_t* StreamWords(uint64_t seed, uint64_t first, size_t cou
   const uint64_t last_group = (first + count - 1) / kWordsPerGroup;
   FillStreamGroups(first_group, static_cast<size_t>(last_group - first_group + 1), seed, words);
   return words + (first - first_group * kWordsPerGroup);
+}
+
+// Dropout draws 16 bits per element: stream position s uses the low half
+// (s % 128 < 64) or the high half of word 64 (s / 128) + s % 64. Expands
+// the half words of positions [first, first + count) into one u32 each, in
+// position order, and returns where position `first` landed in `out`.
+inline constexpr size_t kHalfWordsPerGroup = 2 * kWordsPerGroup;
+
+HWY_INLINE const uint32_t* StreamHalfWords(uint64_t seed, uint64_t first, size_t count,
+                                           uint32_t* HWY_RESTRICT words,
+                                           uint32_t* HWY_RESTRICT out) {
+  const uint64_t first_group = first / kHalfWordsPerGroup;
+  const size_t groups =
+      static_cast<size_t>((first + count - 1) / kHalfWordsPerGroup - first_group + 1);
+  FillStreamGroups(first_group, groups, seed, words);
+  const hn::ScalableTag<uint32_t> du;
+  const size_t lanes = hn::Lanes(du);
+  const auto low16 = hn::Set(du, 0xFFFFu);
+  for (size_t g = 0; g < groups; ++g) {
+    for (size_t e = 0; e < kWordsPerGroup; e += lanes) {
+      const auto w = hn::LoadU(du, words + g * kWordsPerGroup + e);
+      hn::StoreU(hn::And(w, low16), du, out + g * kHalfWordsPerGroup + e);
+      hn::StoreU(hn::ShiftRight<16>(w), du, out + g * kHalfWordsPerGroup + kWordsPerGroup + e);
+    }
+  }
+  return out + (first - first_group * kHalfWordsPerGroup);
 }
 
 // One bit per element, bit e % 8 of byte e / 8. Bytes wholly inside
@@ -226,10 +245,14 @@ HWY_INLINE hn::Mask<D> WordsAtLeast(D d, const uint32_t* words, uint32_t thresho
 // dst[i] = op(d, ...) for the n elements whose absolute indices are
 // [index, index + n), in chunks. Op provides:
 //   kRandom: whether it needs stream words (then seed and offset members);
-//   Begin(index, count) / End(index, count): around each chunk;
-//   op(d, words, j, count, sources...): the vector of the chunk's lanes
-//     [j, j + count), count == Lanes(d) except at the end; `words` are the
-//     stream words of those lanes (null when !kRandom).
+//   kHalfWords: 16 random bits per element (StreamHalfWords), not 32;
+//   kWritesMask: whether it reports one bit per element for `op.mask`;
+//   op(d, words, e, count, kept, sources...): the vector of elements
+//     [e, e + count) (absolute indices), count == Lanes(d) except at the
+//     end; `words` are their stream words (null when !kRandom); the op sets
+//     *kept to their mask bits when kWritesMask.
+// The mask bits gather in a local word (a member would round-trip through
+// memory every vector) and go out a chunk at a time.
 // With `stream`, vector-aligned whole vectors go out as non-temporal stores.
 template <class Codec, class Op, class... Sources>
 HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::Storage* dst,
@@ -239,18 +262,33 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
   const size_t lanes = hn::Lanes(d);
   const size_t vector_bytes = lanes * sizeof(Storage);
   stream = stream && Codec::kCanStream;
-  // Whole groups around the chunk, plus a partial last batch of counters
-  // (FillStreamGroups): at most kBatch * 16 lanes = 4 groups past the chunk.
+  // Whole groups around the chunk, plus a partial last batch of counters.
   alignas(64) uint32_t words[kPositionalChunk + 5 * kWordsPerGroup];
+  // Half words: at most 4 groups of 128 cover a chunk, plus one vector.
+  alignas(64) uint32_t half_words[4 * kHalfWordsPerGroup + 16];
+  uint64_t bits[kPositionalChunk / 64 + 1];
   for (size_t i = 0; i < n; i += kPositionalChunk) {
     const size_t count = HWY_MIN(kPositionalChunk, n - i);
+    const uint64_t first = index + i;
     const uint32_t* w = nullptr;
-    if constexpr (Op::kRandom) w = StreamWords(op.seed, op.offset + index + i, count, words);
-    op.Begin(index + i, count);
+    if constexpr (Op::kRandom) {
+      w = Op::kHalfWords ? StreamHalfWords(op.seed, op.offset + first, count, words, half_words)
+                         : StreamWords(op.seed, op.offset + first, count, words);
+    }
+    uint64_t word = 0, kept = 0;
     size_t j = 0;
     for (; j + lanes <= count; j += lanes) {
       Storage* out = dst + i + j;
-      const auto v = op(d, Op::kRandom ? w + j : nullptr, j, lanes, Codec::Load(d, srcs + i + j)...);
+      const auto v = op(d, Op::kRandom ? w + j : nullptr, first + j, lanes, &kept,
+                        Codec::Load(d, srcs + i + j)...);
+      if constexpr (Op::kWritesMask) {
+        // j is a multiple of Lanes(d), which divides 64: no vector crosses a word.
+        word |= kept << (j % 64);
+        if ((j + lanes) % 64 == 0) {
+          bits[j / 64] = word;
+          word = 0;
+        }
+      }
       if (stream && reinterpret_cast<uintptr_t>(out) % vector_bytes == 0) {
         Codec::Stream(d, v, out);
       } else {
@@ -260,11 +298,15 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
     if (j < count) {
       const size_t rest = count - j;
       StorePartial<Codec>(d,
-                          op(d, Op::kRandom ? w + j : nullptr, j, rest,
+                          op(d, Op::kRandom ? w + j : nullptr, first + j, rest, &kept,
                              LoadPartial<Codec>(d, rest, srcs + i + j)...),
                           rest, dst + i + j);
+      if constexpr (Op::kWritesMask) word |= (kept & ((uint64_t{1} << rest) - 1)) << (j % 64);
     }
-    op.End(index + i, count);
+    if constexpr (Op::kWritesMask) {
+      if (count % 64 != 0) bits[count / 64] = word;  // the last, incomplete word
+      StoreBits(bits, first, count, op.mask);
+    }
   }
   // Non-temporal stores are weakly ordered: fence before the tile is done.
   if (stream) hwy::FlushStream();
