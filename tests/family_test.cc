@@ -448,3 +448,43 @@ TEST(Family, ErrorsLeaveOutputsUntouched) {
 
 }  // namespace
 }  // namespace leaky::test
+
+namespace leaky::test {
+namespace {
+
+TEST(Family, CppApiMatchesTheCApiAndChecksSizes) {
+  const size_t n = 600;
+  const auto x = Random<float>(n, 20), dy = Random<float>(n, 21);
+  const std::vector<float> w{0.25f, -0.5f, 1.5f};
+  std::vector<float> y(n), expected(n), dx(n), dw(3), noise(n);
+  leaky::prelu_forward<float>(x, w, y, 10, 3, 20);
+  ASSERT_EQ(leaky_prelu_forward(LEAKY_F32, 10, 3, 20, x.data(), w.data(), expected.data(), nullptr),
+            LEAKY_OK);
+  EXPECT_EQ(FirstMismatch(y.data(), expected.data(), n), -1);
+  EXPECT_THROW(leaky::prelu_forward<float>(x, std::span<const float>(w).first(2), y, 10, 3, 20),
+               leaky::error);
+  leaky::prelu_backward<float>(dy, x, w, dx, dw, 10, 3, 20);
+  const leaky_rrelu_params p{0.1, 0.3, 1, 5, 0};
+  leaky::rrelu_forward<float>(x, y, noise, p);
+  ASSERT_EQ(leaky_rrelu_forward(LEAKY_F32, n, x.data(), expected.data(), nullptr, &p, nullptr),
+            LEAKY_OK);
+  EXPECT_EQ(FirstMismatch(y.data(), expected.data(), n), -1);
+  leaky::rrelu_backward<float>(dy, x, dx, p);
+  std::vector<uint8_t> mask(leaky::dropout_mask_bytes(n)), expected_mask(mask.size());
+  const leaky_bias_act_params params{LEAKY_ACT_LRELU, 0.2, 1.0, -1.0};
+  const leaky_dropout_params dropout{0.25, 3, 0};
+  leaky::bias_act_dropout_forward<float>(x, w, y, mask, 10, 3, 20, params, dropout);
+  ASSERT_EQ(leaky_bias_act_dropout_forward(LEAKY_F32, 10, 3, 20, x.data(), w.data(),
+                                           expected.data(), expected_mask.data(), &params,
+                                           &dropout, nullptr),
+            LEAKY_OK);
+  EXPECT_EQ(FirstMismatch(y.data(), expected.data(), n), -1);
+  EXPECT_EQ(mask, expected_mask);
+  EXPECT_THROW(leaky::bias_act_dropout_forward<float>(x, w, y, std::span<uint8_t>(mask).first(3),
+                                                      10, 3, 20, params, dropout),
+               leaky::error);
+  leaky::bias_act_dropout_backward<float>(dy, x, w, mask, dx, dw, 10, 3, 20, params, 0.25);
+}
+
+}  // namespace
+}  // namespace leaky::test

@@ -16,6 +16,7 @@
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/library.h>
 
+#include "common.h"
 #include "leaky/leaky.h"
 #include "output_cache.h"
 
@@ -24,35 +25,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-leaky_dtype DtypeOf(const at::Tensor& t, const char* op) {
-  switch (t.scalar_type()) {
-    case at::kFloat: return LEAKY_F32;
-    case at::kDouble: return LEAKY_F64;
-    case at::kHalf: return LEAKY_F16;
-    case at::kBFloat16: return LEAKY_BF16;
-    default:
-      TORCH_CHECK(false, "leaky::", op, ": dtype ", t.scalar_type(),
-                  " is not supported (float32, float64, float16, bfloat16)");
-  }
-}
-
-void CheckCpu(const at::Tensor& t, const char* op, const char* name) {
-  TORCH_CHECK(t.device().is_cpu(), "leaky::", op, ": ", name, " is on ", t.device(),
-              "; only CPU tensors are supported");
-}
-
-// The library's threads follow PyTorch's intra-op setting.
-leaky_options Options() { return leaky_options{at::get_num_threads(), -1}; }
-
-void Check(leaky_status status, const char* op) {
-  TORCH_CHECK(status == LEAKY_OK, "leaky::", op, ": ", leaky_last_error());
-}
-
-// The tensor itself when its elements fill a dense block, else a packed copy.
-at::Tensor Dense(const at::Tensor& t) {
-  return t.is_non_overlapping_and_dense() ? t : t.contiguous();
-}
 
 void CheckSlope(double slope, const char* op) {
   TORCH_CHECK(std::isfinite(slope), "leaky::", op, ": negative_slope = ", slope,
@@ -199,32 +171,6 @@ at::Tensor EluBackwardCpu(const at::Tensor& grad_output, double alpha, double sc
 }
 
 // ------------------------------------------------------------ bias_act
-// x as [outer, channels, inner] around axis `dim`. A contiguous tensor maps
-// directly; a 4-D channels-last tensor with dim = 1 is [N*H*W, C, 1] in
-// memory; anything else is packed first.
-struct BiasActView {
-  at::Tensor x;  // the tensor whose memory is processed
-  size_t outer, channels, inner;
-};
-
-BiasActView ViewForBiasAct(const at::Tensor& self, int64_t dim) {
-  const int64_t rank = self.dim();
-  TORCH_CHECK(rank >= 1, "leaky::bias_act: x must have at least one dimension");
-  const int64_t axis = dim < 0 ? dim + rank : dim;
-  TORCH_CHECK(axis >= 0 && axis < rank, "leaky::bias_act: dim ", dim, " is out of range for a ",
-              rank, "-D tensor");
-  const auto sizes = self.sizes();
-  size_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= static_cast<size_t>(sizes[i]);
-  for (int64_t i = axis + 1; i < rank; ++i) inner *= static_cast<size_t>(sizes[i]);
-  const auto channels = static_cast<size_t>(sizes[axis]);
-  if (rank == 4 && axis == 1 && !self.is_contiguous() &&
-      self.is_contiguous(at::MemoryFormat::ChannelsLast)) {
-    return {self, outer * inner, channels, 1};
-  }
-  return {self.contiguous(), outer, channels, inner};
-}
-
 leaky_bias_act_params BiasActParams(c10::string_view act, double alpha, double gain,
                                     c10::optional<double> clamp) {
   leaky_bias_act_params p{};
@@ -240,43 +186,68 @@ leaky_bias_act_params BiasActParams(c10::string_view act, double alpha, double g
   return p;
 }
 
-at::Tensor CheckedBias(const c10::optional<at::Tensor>& b, const BiasActView& v,
+at::Tensor CheckedBias(const c10::optional<at::Tensor>& b, const ChannelView& v,
                        const at::Tensor& x) {
   if (!b.has_value() || !b->defined()) return at::Tensor();
-  CheckCpu(*b, "bias_act", "b");
-  TORCH_CHECK(b->dim() == 1 && static_cast<size_t>(b->size(0)) == v.channels,
-              "leaky::bias_act: b must have shape [", v.channels, "], got ", b->sizes());
-  TORCH_CHECK(b->scalar_type() == x.scalar_type(), "leaky::bias_act: b is ", b->scalar_type(),
-              " but x is ", x.scalar_type());
-  return b->contiguous();
+  return CheckedPerChannel(*b, v.channels, x, "bias_act", "b");
+}
+
+void CheckDropoutP(double p, const char* op) {
+  TORCH_CHECK(p >= 0.0 && p < 1.0, "leaky::", op, ": dropout_p = ", p, " is not in [0, 1)");
+}
+
+// y and, with dropout, the 1-bit keep mask of the elements in the memory
+// order of the processed tensor (the same order backward sees).
+std::tuple<at::Tensor, at::Tensor> BiasActForwardCpu(
+    const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim, c10::string_view act,
+    double alpha, double gain, c10::optional<double> clamp, double dropout_p, int64_t seed,
+    int64_t offset, bool with_dropout) {
+  CheckCpu(x, "bias_act", "x");
+  const leaky_dtype dtype = DtypeOf(x, "bias_act");
+  CheckDropoutP(dropout_p, "bias_act");
+  const leaky_bias_act_params p = BiasActParams(act, alpha, gain, clamp);
+  const ChannelView v = ViewAroundChannels(x, dim, "bias_act");
+  const at::Tensor bias = CheckedBias(b, v, x);
+  at::Tensor y = OutputCache::Get().EmptyLike(v.x);
+  const leaky_options options = Options();
+  const void* bias_data = bias.defined() ? bias.data_ptr() : nullptr;
+  if (!with_dropout) {
+    Check(leaky_bias_act_forward(dtype, v.outer, v.channels, v.inner, v.x.data_ptr(), bias_data,
+                                 y.data_ptr(), &p, &options),
+          "bias_act");
+    return {y, at::Tensor()};
+  }
+  const auto n = static_cast<size_t>(v.x.numel());
+  at::Tensor mask = at::empty({static_cast<int64_t>((n + 7) / 8)}, x.options().dtype(at::kByte));
+  // seed and offset: int64 in the schema, their bits are the 64-bit key.
+  const leaky_dropout_params dropout{dropout_p, static_cast<uint64_t>(seed),
+                                     static_cast<uint64_t>(offset)};
+  Check(leaky_bias_act_dropout_forward(dtype, v.outer, v.channels, v.inner, v.x.data_ptr(),
+                                       bias_data, y.data_ptr(), mask.data_ptr<uint8_t>(), &p,
+                                       &dropout, &options),
+        "bias_act");
+  return {y, mask};
 }
 
 at::Tensor BiasActCpu(const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim,
                       c10::string_view act, double alpha, double gain,
                       c10::optional<double> clamp, double dropout_p, int64_t seed,
                       int64_t offset) {
-  (void)seed;
-  (void)offset;
-  CheckCpu(x, "bias_act", "x");
-  const leaky_dtype dtype = DtypeOf(x, "bias_act");
-  TORCH_CHECK(dropout_p == 0.0,
-              "leaky::bias_act: dropout_p > 0 is not implemented yet (the fused Philox dropout "
-              "is planned); apply torch.nn.functional.dropout to the result meanwhile");
-  const leaky_bias_act_params p = BiasActParams(act, alpha, gain, clamp);
-  const BiasActView v = ViewForBiasAct(x, dim);
-  const at::Tensor bias = CheckedBias(b, v, x);
-  at::Tensor y = OutputCache::Get().EmptyLike(v.x);
-  const leaky_options options = Options();
-  Check(leaky_bias_act_forward(dtype, v.outer, v.channels, v.inner, v.x.data_ptr(),
-                               bias.defined() ? bias.data_ptr() : nullptr, y.data_ptr(), &p,
-                               &options),
-        "bias_act");
-  return y;
+  return std::get<0>(BiasActForwardCpu(x, b, dim, act, alpha, gain, clamp, dropout_p, seed,
+                                       offset, dropout_p > 0.0));
+}
+
+std::tuple<at::Tensor, at::Tensor> BiasActDropoutCpu(
+    const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim, c10::string_view act,
+    double alpha, double gain, c10::optional<double> clamp, double dropout_p, int64_t seed,
+    int64_t offset) {
+  return BiasActForwardCpu(x, b, dim, act, alpha, gain, clamp, dropout_p, seed, offset, true);
 }
 
 std::tuple<at::Tensor, at::Tensor> BiasActBackwardCpu(
     const at::Tensor& grad_output, const at::Tensor& x, const c10::optional<at::Tensor>& b,
-    int64_t dim, c10::string_view act, double alpha, double gain, c10::optional<double> clamp) {
+    int64_t dim, c10::string_view act, double alpha, double gain, c10::optional<double> clamp,
+    const c10::optional<at::Tensor>& mask, double dropout_p) {
   CheckCpu(grad_output, "bias_act_backward", "grad_output");
   CheckCpu(x, "bias_act_backward", "x");
   TORCH_CHECK(grad_output.sizes() == x.sizes() && grad_output.scalar_type() == x.scalar_type(),
@@ -285,24 +256,38 @@ std::tuple<at::Tensor, at::Tensor> BiasActBackwardCpu(
               x.scalar_type(), ")");
   const leaky_dtype dtype = DtypeOf(x, "bias_act_backward");
   const leaky_bias_act_params p = BiasActParams(act, alpha, gain, clamp);
-  BiasActView v = ViewForBiasAct(x, dim);
-  at::Tensor dy = grad_output;
-  if (!dy.is_non_overlapping_and_dense() || dy.strides() != v.x.strides()) {
-    // Different layouts: pack both, so elements pair up in memory order.
-    v = ViewForBiasAct(x.contiguous(), dim);
-    dy = grad_output.contiguous();
-  }
+  // x in the forward's order; grad_output follows it (the mask bits do too).
+  const ChannelView v = ViewAroundChannels(x, dim, "bias_act_backward");
+  const at::Tensor dy = SameLayoutAs(grad_output, v.x);
   const at::Tensor bias = CheckedBias(b, v, x);
   at::Tensor dx = OutputCache::Get().EmptyLike(v.x);
   // Without a bias, grad_b is an empty tensor (an undefined one cannot leave
   // an autograd Function).
   at::Tensor db = at::empty({bias.defined() ? static_cast<int64_t>(v.channels) : 0}, x.options());
   const leaky_options options = Options();
-  Check(leaky_bias_act_backward(dtype, v.outer, v.channels, v.inner, dy.data_ptr(),
-                                v.x.data_ptr(), bias.defined() ? bias.data_ptr() : nullptr,
-                                dx.data_ptr(), bias.defined() ? db.data_ptr() : nullptr, &p,
-                                &options),
-        "bias_act_backward");
+  const void* bias_data = bias.defined() ? bias.data_ptr() : nullptr;
+  void* db_data = bias.defined() ? db.data_ptr() : nullptr;
+  if (mask.has_value() && mask->defined()) {
+    CheckCpu(*mask, "bias_act_backward", "mask");
+    CheckDropoutP(dropout_p, "bias_act_backward");
+    const auto n = static_cast<size_t>(v.x.numel());
+    TORCH_CHECK(mask->scalar_type() == at::kByte && mask->dim() == 1 &&
+                    static_cast<size_t>(mask->numel()) == (n + 7) / 8,
+                "leaky::bias_act_backward: mask must be uint8 of shape [", (n + 7) / 8,
+                "] (one bit per element), got ", mask->scalar_type(), " ", mask->sizes());
+    const at::Tensor bits = mask->contiguous();
+    Check(leaky_bias_act_dropout_backward(dtype, v.outer, v.channels, v.inner, dy.data_ptr(),
+                                          v.x.data_ptr(), bias_data, bits.data_ptr<uint8_t>(),
+                                          dx.data_ptr(), db_data, &p, dropout_p, &options),
+          "bias_act_backward");
+  } else {
+    TORCH_CHECK(dropout_p == 0.0, "leaky::bias_act_backward: dropout_p = ", dropout_p,
+                " needs the forward's mask");
+    Check(leaky_bias_act_backward(dtype, v.outer, v.channels, v.inner, dy.data_ptr(),
+                                  v.x.data_ptr(), bias_data, dx.data_ptr(), db_data, &p,
+                                  &options),
+          "bias_act_backward");
+  }
   return {dx, db};
 }
 
@@ -310,10 +295,6 @@ std::tuple<at::Tensor, at::Tensor> BiasActBackwardCpu(
 // Autograd kernels reach the CPU kernels through the dispatcher, below the
 // autograd key, and backward passes call the public ops (with their own
 // Autograd kernels) so that they are differentiable again.
-template <class Signature>
-c10::TypedOperatorHandle<Signature> Find(const char* name) {
-  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
-}
 // Each Call* looks its operator up once (a static per function).
 
 at::Tensor CallLeakyRelu(const at::Tensor& self, double slope) {
@@ -358,23 +339,60 @@ at::Tensor CallEluBackward(const at::Tensor& grad_output, double alpha, double s
 using BiasActSignature = at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, int64_t,
                                     c10::string_view, double, double, c10::optional<double>,
                                     double, int64_t, int64_t);
+using BiasActDropoutSignature = std::tuple<at::Tensor, at::Tensor>(
+    const at::Tensor&, const c10::optional<at::Tensor>&, int64_t, c10::string_view, double,
+    double, c10::optional<double>, double, int64_t, int64_t);
 using BiasActBackwardSignature = std::tuple<at::Tensor, at::Tensor>(
     const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&, int64_t,
-    c10::string_view, double, double, c10::optional<double>);
-at::Tensor CallBiasAct(const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim,
-                       c10::string_view act, double alpha, double gain,
-                       c10::optional<double> clamp) {
+    c10::string_view, double, double, c10::optional<double>, const c10::optional<at::Tensor>&,
+    double);
+
+// bias_act's arguments, as saved between forward and backward.
+struct BiasActArguments {
+  int64_t dim;
+  std::string act;
+  double alpha, gain;
+  c10::optional<double> clamp;
+  double dropout_p = 0.0;
+  int64_t seed = 0, offset = 0;
+  void Save(AutogradContext* ctx) const {
+    ctx->saved_data["dim"] = dim;
+    ctx->saved_data["act"] = act;
+    ctx->saved_data["alpha"] = alpha;
+    ctx->saved_data["gain"] = gain;
+    ctx->saved_data["has_clamp"] = clamp.has_value();
+    ctx->saved_data["clamp"] = clamp.value_or(0.0);
+    ctx->saved_data["dropout_p"] = dropout_p;
+  }
+  static BiasActArguments Load(AutogradContext* ctx) {
+    BiasActArguments a{ctx->saved_data["dim"].toInt(), ctx->saved_data["act"].toStringRef(),
+                       ctx->saved_data["alpha"].toDouble(), ctx->saved_data["gain"].toDouble(),
+                       c10::nullopt, ctx->saved_data["dropout_p"].toDouble()};
+    if (ctx->saved_data["has_clamp"].toBool()) a.clamp = ctx->saved_data["clamp"].toDouble();
+    return a;
+  }
+};
+
+// y (and, with dropout, the mask), below the autograd key.
+std::tuple<at::Tensor, at::Tensor> CallBiasAct(const at::Tensor& x,
+                                               const c10::optional<at::Tensor>& b,
+                                               const BiasActArguments& a) {
+  if (a.dropout_p > 0.0) {
+    static const auto op = Find<BiasActDropoutSignature>("leaky::bias_act_dropout");
+    return op.call(x, b, a.dim, a.act, a.alpha, a.gain, a.clamp, a.dropout_p, a.seed, a.offset);
+  }
   static const auto op = Find<BiasActSignature>("leaky::bias_act");
-  return op.call(x, b, dim, act, alpha, gain, clamp, 0.0, 0, 0);
+  return {op.call(x, b, a.dim, a.act, a.alpha, a.gain, a.clamp, 0.0, 0, 0), at::Tensor()};
 }
 std::tuple<at::Tensor, at::Tensor> CallBiasActBackward(const at::Tensor& grad_output,
                                                        const at::Tensor& x,
                                                        const c10::optional<at::Tensor>& b,
-                                                       int64_t dim, c10::string_view act,
-                                                       double alpha, double gain,
-                                                       c10::optional<double> clamp) {
+                                                       const at::Tensor& mask,
+                                                       const BiasActArguments& a) {
   static const auto op = Find<BiasActBackwardSignature>("leaky::bias_act_backward");
-  return op.call(grad_output, x, b, dim, act, alpha, gain, clamp);
+  const c10::optional<at::Tensor> m =
+      mask.defined() ? c10::optional<at::Tensor>(mask) : c10::nullopt;
+  return op.call(grad_output, x, b, a.dim, a.act, a.alpha, a.gain, a.clamp, m, a.dropout_p);
 }
 
 // ------------------------------------------------------------ autograd
@@ -570,28 +588,6 @@ class EluBackwardFunction : public torch::autograd::Function<EluBackwardFunction
   }
 };
 
-struct BiasActArguments {
-  int64_t dim;
-  std::string act;
-  double alpha, gain;
-  c10::optional<double> clamp;
-  void Save(AutogradContext* ctx) const {
-    ctx->saved_data["dim"] = dim;
-    ctx->saved_data["act"] = act;
-    ctx->saved_data["alpha"] = alpha;
-    ctx->saved_data["gain"] = gain;
-    ctx->saved_data["has_clamp"] = clamp.has_value();
-    ctx->saved_data["clamp"] = clamp.value_or(0.0);
-  }
-  static BiasActArguments Load(AutogradContext* ctx) {
-    BiasActArguments a{ctx->saved_data["dim"].toInt(), ctx->saved_data["act"].toStringRef(),
-                       ctx->saved_data["alpha"].toDouble(), ctx->saved_data["gain"].toDouble(),
-                       c10::nullopt};
-    if (ctx->saved_data["has_clamp"].toBool()) a.clamp = ctx->saved_data["clamp"].toDouble();
-    return a;
-  }
-};
-
 // gg_b broadcast along the channel axis of x's shape, added to gg_x.
 at::Tensor WithBroadcastBias(const at::Tensor& gg_x, const at::Tensor& gg_b, const at::Tensor& x,
                              int64_t dim) {
@@ -603,58 +599,65 @@ at::Tensor WithBroadcastBias(const at::Tensor& gg_x, const at::Tensor& gg_b, con
   return gg_x.defined() ? gg_x + broadcast : broadcast.contiguous();
 }
 
+c10::optional<at::Tensor> Optional(const at::Tensor& t) {
+  return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
+}
+
+// Saves x, the bias (undefined if none) and the dropout mask (undefined if
+// none; one bit per element, never differentiated).
 class BiasActFunction : public torch::autograd::Function<BiasActFunction> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x,
                             const c10::optional<at::Tensor>& b, int64_t dim, std::string act,
-                            double alpha, double gain, c10::optional<double> clamp) {
+                            double alpha, double gain, c10::optional<double> clamp,
+                            double dropout_p, int64_t seed, int64_t offset) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    const at::Tensor bias = b.has_value() ? *b : at::Tensor();
-    ctx->save_for_backward({x, bias});
-    BiasActArguments{dim, act, alpha, gain, clamp}.Save(ctx);
-    return CallBiasAct(x, b, dim, act, alpha, gain, clamp);
+    const BiasActArguments a{dim, act, alpha, gain, clamp, dropout_p, seed, offset};
+    auto [y, mask] = CallBiasAct(x, b, a);
+    ctx->save_for_backward({x, b.has_value() ? *b : at::Tensor(), mask});
+    a.Save(ctx);
+    return y;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
     const BiasActArguments a = BiasActArguments::Load(ctx);
-    const c10::optional<at::Tensor> bias =
-        saved[1].defined() ? c10::optional<at::Tensor>(saved[1]) : c10::nullopt;
-    auto [dx, db] =
-        CallBiasActBackward(grad_outputs[0], saved[0], bias, a.dim, a.act, a.alpha, a.gain, a.clamp);
+    const c10::optional<at::Tensor> bias = Optional(saved[1]);
+    auto [dx, db] = CallBiasActBackward(grad_outputs[0], saved[0], bias, saved[2], a);
     if (!bias.has_value()) db = at::Tensor();
-    return {dx, db, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dx,          db,          at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 // (dx, db) are linear in grad_output with a factor that depends on x + b
-// only through comparisons (zero derivative almost everywhere): the
-// gradient flows to grad_output alone, through bias_act_backward itself.
+// only through comparisons (zero derivative almost everywhere) and on the
+// fixed dropout mask: the gradient flows to grad_output alone, through
+// bias_act_backward itself.
 class BiasActBackwardFunction : public torch::autograd::Function<BiasActBackwardFunction> {
  public:
   static variable_list forward(AutogradContext* ctx, const at::Tensor& grad_output,
                                const at::Tensor& x, const c10::optional<at::Tensor>& b,
                                int64_t dim, std::string act, double alpha, double gain,
-                               c10::optional<double> clamp) {
+                               c10::optional<double> clamp, const c10::optional<at::Tensor>& mask,
+                               double dropout_p) {
     at::AutoDispatchBelowADInplaceOrView below_autograd;
-    const at::Tensor bias = b.has_value() ? *b : at::Tensor();
-    ctx->save_for_backward({x, bias});
-    BiasActArguments{dim, act, alpha, gain, clamp}.Save(ctx);
-    auto [dx, db] = CallBiasActBackward(grad_output, x, b, dim, act, alpha, gain, clamp);
+    const at::Tensor bits = mask.has_value() ? *mask : at::Tensor();
+    ctx->save_for_backward({x, b.has_value() ? *b : at::Tensor(), bits});
+    const BiasActArguments a{dim, act, alpha, gain, clamp, dropout_p};
+    a.Save(ctx);
+    auto [dx, db] = CallBiasActBackward(grad_output, x, b, bits, a);
     return {dx, db};
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
     const BiasActArguments a = BiasActArguments::Load(ctx);
-    const c10::optional<at::Tensor> bias =
-        saved[1].defined() ? c10::optional<at::Tensor>(saved[1]) : c10::nullopt;
     const at::Tensor g = WithBroadcastBias(grad_outputs[0], grad_outputs[1], saved[0], a.dim);
     at::Tensor d_grad_output;
     if (g.defined()) {
-      d_grad_output =
-          std::get<0>(CallBiasActBackward(g, saved[0], bias, a.dim, a.act, a.alpha, a.gain, a.clamp));
+      d_grad_output = std::get<0>(CallBiasActBackward(g, saved[0], Optional(saved[1]), saved[2], a));
     }
     return {d_grad_output, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
-            at::Tensor(),  at::Tensor(), at::Tensor()};
+            at::Tensor(),  at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -662,19 +665,16 @@ at::Tensor BiasActAutograd(const at::Tensor& x, const c10::optional<at::Tensor>&
                            c10::string_view act, double alpha, double gain,
                            c10::optional<double> clamp, double dropout_p, int64_t seed,
                            int64_t offset) {
-  (void)seed;
-  (void)offset;
-  TORCH_CHECK(dropout_p == 0.0,
-              "leaky::bias_act: dropout_p > 0 is not implemented yet (the fused Philox dropout "
-              "is planned); apply torch.nn.functional.dropout to the result meanwhile");
-  return BiasActFunction::apply(x, b, dim, std::string(act), alpha, gain, clamp);
+  return BiasActFunction::apply(x, b, dim, std::string(act), alpha, gain, clamp, dropout_p, seed,
+                                offset);
 }
 
 std::tuple<at::Tensor, at::Tensor> BiasActBackwardAutograd(
     const at::Tensor& grad_output, const at::Tensor& x, const c10::optional<at::Tensor>& b,
-    int64_t dim, c10::string_view act, double alpha, double gain, c10::optional<double> clamp) {
+    int64_t dim, c10::string_view act, double alpha, double gain, c10::optional<double> clamp,
+    const c10::optional<at::Tensor>& mask, double dropout_p) {
   auto outputs = BiasActBackwardFunction::apply(grad_output, x, b, dim, std::string(act), alpha,
-                                                gain, clamp);
+                                                gain, clamp, mask, dropout_p);
   return {outputs[0], outputs[1]};
 }
 
@@ -745,7 +745,13 @@ TORCH_LIBRARY(leaky, m) {
         "float gain=1.4142135623730951, float? clamp=None, float dropout_p=0.0, int seed=0, "
         "int offset=0) -> Tensor");
   m.def("bias_act_backward(Tensor grad_output, Tensor x, Tensor? b, int dim, str act, "
-        "float alpha, float gain, float? clamp) -> (Tensor, Tensor)");
+        "float alpha, float gain, float? clamp, Tensor? mask=None, float dropout_p=0.0) "
+        "-> (Tensor, Tensor)");
+  // bias_act with dropout, also returning the keep mask (uint8, one bit per
+  // element in memory order); no autograd of its own: bias_act is the
+  // differentiable form, and saves this mask.
+  m.def("bias_act_dropout(Tensor x, Tensor? b, int dim, str act, float alpha, float gain, "
+        "float? clamp, float dropout_p, int seed, int offset) -> (Tensor, Tensor)");
   // Returns the idle blocks of the output cache (output_cache.h) to the system.
   m.def("empty_cache() -> ()", &EmptyCache);
 }
@@ -762,6 +768,7 @@ TORCH_LIBRARY_IMPL(leaky, CPU, m) {
   m.impl("elu_backward", &EluBackwardCpu);
   m.impl("bias_act", &BiasActCpu);
   m.impl("bias_act_backward", &BiasActBackwardCpu);
+  m.impl("bias_act_dropout", &BiasActDropoutCpu);
 }
 
 TORCH_LIBRARY_IMPL(leaky, Autograd, m) {

@@ -237,6 +237,93 @@ void bias_act_backward(std::span<const T> dy, std::span<const T> x, std::span<co
                                   db.empty() ? nullptr : db.data(), &params, &c));
 }
 
+// bias_act then dropout; `mask` gets (n + 7) / 8 bytes, one bit per element.
+inline size_t dropout_mask_bytes(size_t n) { return n / 8 + (n % 8 != 0 ? 1 : 0); }
+
+template <class T>
+void bias_act_dropout_forward(std::span<const T> x, std::span<const T> bias, std::span<T> y,
+                              std::span<uint8_t> mask, size_t outer, size_t channels,
+                              size_t inner, const leaky_bias_act_params& params,
+                              const leaky_dropout_params& dropout, const options& opts = {}) {
+  check_same_size(x.size(), y.size(), "bias_act_dropout_forward");
+  check_same_size(x.size(), outer * channels * inner, "bias_act_dropout_forward (shape)");
+  check_same_size(mask.size(), dropout_mask_bytes(x.size()), "bias_act_dropout_forward (mask)");
+  if (!bias.empty()) check_same_size(bias.size(), channels, "bias_act_dropout_forward (bias)");
+  const leaky_options c = opts.c();
+  check(::leaky_bias_act_dropout_forward(dtype_of<T>(), outer, channels, inner, x.data(),
+                                         bias.empty() ? nullptr : bias.data(), y.data(),
+                                         mask.data(), &params, &dropout, &c));
+}
+
+template <class T>
+void bias_act_dropout_backward(std::span<const T> dy, std::span<const T> x,
+                               std::span<const T> bias, std::span<const uint8_t> mask,
+                               std::span<T> dx, std::span<T> db, size_t outer, size_t channels,
+                               size_t inner, const leaky_bias_act_params& params, double p,
+                               const options& opts = {}) {
+  check_same_size(dy.size(), x.size(), "bias_act_dropout_backward");
+  check_same_size(dy.size(), dx.size(), "bias_act_dropout_backward");
+  check_same_size(x.size(), outer * channels * inner, "bias_act_dropout_backward (shape)");
+  check_same_size(mask.size(), dropout_mask_bytes(x.size()), "bias_act_dropout_backward (mask)");
+  if (!bias.empty()) check_same_size(bias.size(), channels, "bias_act_dropout_backward (bias)");
+  if (!db.empty()) check_same_size(db.size(), channels, "bias_act_dropout_backward (db)");
+  const leaky_options c = opts.c();
+  check(::leaky_bias_act_dropout_backward(
+      dtype_of<T>(), outer, channels, inner, dy.data(), x.data(),
+      bias.empty() ? nullptr : bias.data(), mask.data(), dx.data(),
+      db.empty() ? nullptr : db.data(), &params, p, &c));
+}
+
+// PReLU over x viewed as [outer, channels, inner]; weight has `channels`
+// elements (1: one shared slope).
+template <class T>
+void prelu_forward(std::span<const T> x, std::span<const T> weight, std::span<T> y, size_t outer,
+                   size_t channels, size_t inner, const options& opts = {}) {
+  check_same_size(x.size(), y.size(), "prelu_forward");
+  check_same_size(x.size(), outer * channels * inner, "prelu_forward (shape)");
+  check_same_size(weight.size(), channels, "prelu_forward (weight)");
+  const leaky_options c = opts.c();
+  check(::leaky_prelu_forward(dtype_of<T>(), outer, channels, inner, x.data(), weight.data(),
+                              y.data(), &c));
+}
+
+// dx and (unless `dweight` is empty) the weight gradient; see leaky.h.
+template <class T>
+void prelu_backward(std::span<const T> dy, std::span<const T> x, std::span<const T> weight,
+                    std::span<T> dx, std::span<T> dweight, size_t outer, size_t channels,
+                    size_t inner, const options& opts = {}) {
+  check_same_size(dy.size(), x.size(), "prelu_backward");
+  check_same_size(dy.size(), dx.size(), "prelu_backward");
+  check_same_size(x.size(), outer * channels * inner, "prelu_backward (shape)");
+  check_same_size(weight.size(), channels, "prelu_backward (weight)");
+  if (!dweight.empty()) check_same_size(dweight.size(), channels, "prelu_backward (dweight)");
+  const leaky_options c = opts.c();
+  check(::leaky_prelu_backward(dtype_of<T>(), outer, channels, inner, dy.data(), x.data(),
+                               weight.data(), dx.data(),
+                               dweight.empty() ? nullptr : dweight.data(), &c));
+}
+
+// RReLU; `noise` empty = not wanted (see leaky.h).
+template <class T>
+void rrelu_forward(std::span<const T> x, std::span<T> y, std::span<T> noise,
+                   const leaky_rrelu_params& params, const options& opts = {}) {
+  check_same_size(x.size(), y.size(), "rrelu_forward");
+  if (!noise.empty()) check_same_size(x.size(), noise.size(), "rrelu_forward (noise)");
+  const leaky_options c = opts.c();
+  check(::leaky_rrelu_forward(dtype_of<T>(), x.size(), x.data(), y.data(),
+                              noise.empty() ? nullptr : noise.data(), &params, &c));
+}
+
+template <class T>
+void rrelu_backward(std::span<const T> dy, std::span<const T> x, std::span<T> dx,
+                    const leaky_rrelu_params& params, const options& opts = {}) {
+  check_same_size(dy.size(), x.size(), "rrelu_backward");
+  check_same_size(dy.size(), dx.size(), "rrelu_backward");
+  const leaky_options c = opts.c();
+  check(::leaky_rrelu_backward(dtype_of<T>(), dy.size(), dy.data(), x.data(), dx.data(), &params,
+                               &c));
+}
+
 inline std::string simd_target() { return ::leaky_simd_target(); }
 
 }  // namespace leaky

@@ -44,5 +44,42 @@ def bias_act(x: torch.Tensor, b=None, dim: int = 1, act: str = "lrelu", alpha: f
              seed: int = 0, offset: int = 0) -> torch.Tensor:
     """clamp(act(x + b) * gain, -clamp, clamp) in one pass, as StyleGAN's
     bias_act (act: "lrelu", "relu", "linear"; b along axis `dim`). Equals the
-    unfused PyTorch sequence bit for bit in float32/float64."""
+    unfused PyTorch sequence bit for bit in float32/float64. With dropout_p >
+    0, the result is also dropped out: kept elements scaled by 1 / (1 - p),
+    the keep decisions drawn from the Philox stream (seed, offset) in memory
+    order and saved for backward as one bit per element. The same (seed,
+    offset) gives the same mask: advance offset by x.numel() per call
+    (leaky.nn.BiasAct does)."""
     return _ops.bias_act(x, b, dim, act, alpha, gain, clamp, dropout_p, seed, offset)
+
+
+def bias_act_dropout(x: torch.Tensor, b=None, dim: int = 1, act: str = "lrelu",
+                     alpha: float = 0.2, gain: float = 1.4142135623730951, clamp=None,
+                     dropout_p: float = 0.5, seed: int = 0, offset: int = 0):
+    """bias_act with dropout, returning (y, mask): mask is uint8 with one bit
+    per element in memory order (bit i % 8 of byte i // 8 set when element i
+    was kept). Not differentiable itself; bias_act is."""
+    return _ops.bias_act_dropout(x, b, dim, act, alpha, gain, clamp, dropout_p, seed, offset)
+
+
+def prelu(input: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """F.prelu: y = x if x > 0 else weight[c] * x, c along axis 1 (a
+    one-element weight is shared); exact, differentiable to any order."""
+    return _ops.prelu(input, weight)
+
+
+def rrelu(input: torch.Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, seed: int = 0, offset: int = 0) -> torch.Tensor:
+    """F.rrelu: in training each x <= 0 gets a slope drawn from U(lower,
+    upper) by the Philox stream (seed, offset), in memory order, the same for
+    any thread count; in evaluation the slope is (lower + upper) / 2.
+    Backward draws the same slopes again. Advance offset by input.numel() per
+    call for fresh slopes (leaky.nn.RReLU does)."""
+    return _ops.rrelu(input, lower, upper, training, seed, offset)
+
+
+def rrelu_with_noise(input: torch.Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                     training: bool = False, seed: int = 0, offset: int = 0):
+    """rrelu returning (y, noise): noise holds each element's slope (1 where
+    x > 0), as PyTorch's rrelu_with_noise. Not differentiable itself."""
+    return _ops.rrelu_with_noise(input, lower, upper, training, seed, offset)

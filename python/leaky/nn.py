@@ -53,22 +53,75 @@ class ELU(torch.nn.Module):
         return f"alpha={self.alpha}{inplace_str}"
 
 
-class BiasAct(torch.nn.Module):
-    """A learnable per-channel bias followed by an activation, a gain and an
-    optional clamp, fused: StyleGAN's bias_act as a module."""
+class _RandomStream:
+    """The (seed, offset) key of a module's Philox stream: the seed comes from
+    torch's global generator at construction (so torch.manual_seed makes runs
+    repeatable) unless given; each call takes the next input.numel()
+    positions, so every call draws fresh numbers."""
+
+    def _init_stream(self, seed) -> None:
+        self.seed = int(torch.randint(0, 2**62, ()).item()) if seed is None else int(seed)
+        self.offset = 0
+
+    def _take(self, count: int) -> int:
+        offset = self.offset
+        self.offset += count
+        return offset
+
+
+class BiasAct(torch.nn.Module, _RandomStream):
+    """A learnable per-channel bias followed by an activation, a gain, an
+    optional clamp and optional dropout (in training only), fused: StyleGAN's
+    bias_act as a module."""
 
     def __init__(self, channels: int, act: str = "lrelu", alpha: float = 0.2,
                  gain: float = 1.4142135623730951, clamp=None, dim: int = 1,
-                 bias: bool = True) -> None:
+                 bias: bool = True, dropout_p: float = 0.0, seed=None) -> None:
         super().__init__()
         self.act, self.alpha, self.gain, self.clamp, self.dim = act, alpha, gain, clamp, dim
+        self.dropout_p = dropout_p
         self.bias = torch.nn.Parameter(torch.zeros(channels)) if bias else None
+        self._init_stream(seed)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
+        p = self.dropout_p if self.training else 0.0
+        offset = self._take(input.numel()) if p > 0 else 0
         return functional.bias_act(input, self.bias, self.dim, self.act, self.alpha, self.gain,
-                                   self.clamp)
+                                   self.clamp, p, self.seed, offset)
 
     def extra_repr(self) -> str:
         channels = self.bias.shape[0] if self.bias is not None else None
         return (f"channels={channels}, act={self.act!r}, alpha={self.alpha}, gain={self.gain}, "
-                f"clamp={self.clamp}, dim={self.dim}")
+                f"clamp={self.clamp}, dim={self.dim}, dropout_p={self.dropout_p}")
+
+
+class PReLU(torch.nn.Module):
+    """torch.nn.PReLU(num_parameters, init) computed by leaky."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = torch.nn.Parameter(torch.empty(num_parameters).fill_(init))
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        return functional.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(torch.nn.Module, _RandomStream):
+    """torch.nn.RReLU(lower, upper) computed by leaky, its slopes drawn from
+    the module's Philox stream in training."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, seed=None) -> None:
+        super().__init__()
+        self.lower, self.upper = lower, upper
+        self._init_stream(seed)
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        offset = self._take(input.numel()) if self.training else 0
+        return functional.rrelu(input, self.lower, self.upper, self.training, self.seed, offset)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}"

@@ -100,8 +100,8 @@ def test_r1_penalty_matches_unfused():
 
 def test_errors():
     x = torch.randn(2, 3)
-    with pytest.raises(RuntimeError, match="not implemented yet"):
-        ops.bias_act(x, None, 1, "lrelu", 0.2, 1.0, None, 0.5)
+    with pytest.raises(RuntimeError, match=r"dropout_p = 1.5 is not in \[0, 1\)"):
+        ops.bias_act(x, None, 1, "lrelu", 0.2, 1.0, None, 1.5)
     with pytest.raises(RuntimeError, match="act 'tanh'"):
         ops.bias_act(x, None, 1, "tanh")
     with pytest.raises(RuntimeError, match=r"b must have shape \[3\]"):

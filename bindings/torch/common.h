@@ -1,0 +1,98 @@
+// What the `leaky` PyTorch operators share: dtype and device checks, the
+// thread count, layouts, and dispatcher handles. Internal to the binding.
+#ifndef LEAKY_BINDINGS_TORCH_COMMON_H_
+#define LEAKY_BINDINGS_TORCH_COMMON_H_
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include <cmath>
+
+#include "leaky/leaky.h"
+
+namespace leaky::torch_ops {
+
+inline leaky_dtype DtypeOf(const at::Tensor& t, const char* op) {
+  switch (t.scalar_type()) {
+    case at::kFloat: return LEAKY_F32;
+    case at::kDouble: return LEAKY_F64;
+    case at::kHalf: return LEAKY_F16;
+    case at::kBFloat16: return LEAKY_BF16;
+    default:
+      TORCH_CHECK(false, "leaky::", op, ": dtype ", t.scalar_type(),
+                  " is not supported (float32, float64, float16, bfloat16)");
+  }
+}
+
+inline void CheckCpu(const at::Tensor& t, const char* op, const char* name) {
+  TORCH_CHECK(t.device().is_cpu(), "leaky::", op, ": ", name, " is on ", t.device(),
+              "; only CPU tensors are supported");
+}
+
+// The library's threads follow PyTorch's intra-op setting.
+inline leaky_options Options() { return leaky_options{at::get_num_threads(), -1}; }
+
+inline void Check(leaky_status status, const char* op) {
+  TORCH_CHECK(status == LEAKY_OK, "leaky::", op, ": ", leaky_last_error());
+}
+
+// The tensor itself when its elements fill a dense block, else a packed copy.
+inline at::Tensor Dense(const at::Tensor& t) {
+  return t.is_non_overlapping_and_dense() ? t : t.contiguous();
+}
+
+// `t` laid out exactly as the dense `like` (same strides), so that elements
+// pair up in memory order: itself when it already is, else a copy.
+inline at::Tensor SameLayoutAs(const at::Tensor& t, const at::Tensor& like) {
+  if (t.is_non_overlapping_and_dense() && t.strides() == like.strides()) return t;
+  return at::empty_like(like).copy_(t);
+}
+
+// x as [outer, channels, inner] around axis `dim`. A contiguous tensor maps
+// directly; a 4-D channels-last tensor with dim = 1 is [N*H*W, C, 1] in
+// memory; anything else is packed first. Ops that depend on the element
+// order (random streams, masks) see the same order for the same input.
+struct ChannelView {
+  at::Tensor x;  // the tensor whose memory is processed
+  size_t outer, channels, inner;
+};
+
+inline ChannelView ViewAroundChannels(const at::Tensor& self, int64_t dim, const char* op) {
+  const int64_t rank = self.dim();
+  TORCH_CHECK(rank >= 1, "leaky::", op, ": x must have at least one dimension");
+  const int64_t axis = dim < 0 ? dim + rank : dim;
+  TORCH_CHECK(axis >= 0 && axis < rank, "leaky::", op, ": dim ", dim, " is out of range for a ",
+              rank, "-D tensor");
+  const auto sizes = self.sizes();
+  size_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= static_cast<size_t>(sizes[i]);
+  for (int64_t i = axis + 1; i < rank; ++i) inner *= static_cast<size_t>(sizes[i]);
+  const auto channels = static_cast<size_t>(sizes[axis]);
+  if (rank == 4 && axis == 1 && !self.is_contiguous() &&
+      self.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+    return {self, outer * inner, channels, 1};
+  }
+  return {self.contiguous(), outer, channels, inner};
+}
+
+// A per-channel parameter (bias, PReLU weight): 1-D, `channels` long, x's dtype.
+inline at::Tensor CheckedPerChannel(const at::Tensor& t, size_t channels, const at::Tensor& x,
+                                    const char* op, const char* name) {
+  CheckCpu(t, op, name);
+  TORCH_CHECK(t.dim() == 1 && static_cast<size_t>(t.size(0)) == channels, "leaky::", op, ": ",
+              name, " must have shape [", channels, "], got ", t.sizes());
+  TORCH_CHECK(t.scalar_type() == x.scalar_type(), "leaky::", op, ": ", name, " is ",
+              t.scalar_type(), " but x is ", x.scalar_type());
+  return t.contiguous();
+}
+
+template <class Signature>
+c10::TypedOperatorHandle<Signature> Find(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+}
+
+}  // namespace leaky::torch_ops
+
+#endif  // LEAKY_BINDINGS_TORCH_COMMON_H_
