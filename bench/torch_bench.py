@@ -88,28 +88,31 @@ def main():
                  "torch_us": aten * 1e6, "speedup": aten / ours})
     print(f"{'f32 4 Ki, both via torch.ops':<30} threads=1  leaky {ours*1e6:10.1f} us  "
           f"torch {aten*1e6:10.1f} us  leaky/torch speed {aten/ours:.2f}x")
-    # Fused bias + LeakyReLU + gain against PyTorch's unfused sequence,
-    # NCHW [64, 64, 128, 128] = 64 Mi f32 elements.
+    def pair(case, ours_fn, theirs_fn, x):
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            ours = min(time_call(ours_fn, x, args.repeats) for _ in range(2))
+            theirs = min(time_call(theirs_fn, x, args.repeats) for _ in range(2))
+            rows.append({"case": case, "threads": threads, "leaky_us": ours * 1e6,
+                         "torch_us": theirs * 1e6, "speedup": theirs / ours})
+            print(f"{case:<30} threads={threads}  leaky {ours*1e6:10.1f} us  "
+                  f"torch {theirs*1e6:10.1f} us  leaky/torch speed {theirs/ours:.2f}x")
+
+    # Fused bias + LeakyReLU + gain (+ dropout) against PyTorch's unfused
+    # sequence, NCHW [64, 64, 128, 128] = 64 Mi f32 elements.
     x4 = big.view(64, 64, 128, 128)
     b = torch.randn(64)
-    for threads in (1, 2):
-        torch.set_num_threads(threads)
-        fused = lambda t: ops.bias_act(t, b, 1, "lrelu", 0.2, 2 ** 0.5)
-        unfused = lambda t: F.leaky_relu(t + b.view(1, -1, 1, 1), 0.2) * 2 ** 0.5
-        ours = min(time_call(fused, x4, args.repeats) for _ in range(2))
-        theirs = min(time_call(unfused, x4, args.repeats) for _ in range(2))
-        rows.append({"case": "bias_act 64 Mi vs unfused", "threads": threads,
-                     "leaky_us": ours * 1e6, "torch_us": theirs * 1e6, "speedup": theirs / ours})
-        print(f"{'bias_act 64 Mi vs unfused':<30} threads={threads}  leaky {ours*1e6:10.1f} us  "
-              f"torch {theirs*1e6:10.1f} us  leaky/torch speed {theirs/ours:.2f}x")
-    for threads in (1, 2):
-        torch.set_num_threads(threads)
-        ours = min(time_call(lambda t: ops.elu(t, 1.0), big, args.repeats) for _ in range(2))
-        theirs = min(time_call(lambda t: F.elu(t, 1.0), big, args.repeats) for _ in range(2))
-        rows.append({"case": "elu 64 Mi", "threads": threads, "leaky_us": ours * 1e6,
-                     "torch_us": theirs * 1e6, "speedup": theirs / ours})
-        print(f"{'elu 64 Mi':<30} threads={threads}  leaky {ours*1e6:10.1f} us  "
-              f"torch {theirs*1e6:10.1f} us  leaky/torch speed {theirs/ours:.2f}x")
+    gain = 2 ** 0.5
+    pair("bias_act 64 Mi vs unfused", lambda t: ops.bias_act(t, b, 1, "lrelu", 0.2, gain),
+         lambda t: F.leaky_relu(t + b.view(1, -1, 1, 1), 0.2) * gain, x4)
+    pair("bias_act+dropout 64 Mi", lambda t: ops.bias_act(t, b, 1, "lrelu", 0.2, gain, None,
+                                                           0.1, 1, 0),
+         lambda t: F.dropout(F.leaky_relu(t + b.view(1, -1, 1, 1), 0.2) * gain, 0.1), x4)
+    pair("elu 64 Mi", lambda t: ops.elu(t, 1.0), lambda t: F.elu(t, 1.0), big)
+    w = torch.full((64,), 0.25)
+    pair("prelu 64 Mi (64 channels)", lambda t: ops.prelu(t, w), lambda t: F.prelu(t, w), x4)
+    pair("rrelu 64 Mi training", lambda t: ops.rrelu(t, 0.125, 1 / 3, True, 1, 0),
+         lambda t: F.rrelu(t, 0.125, 1 / 3, training=True), big)
     import os
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:

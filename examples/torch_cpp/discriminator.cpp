@@ -46,8 +46,18 @@ int main() {
   const auto unfused = torch::leaky_relu(features + bias_act->bias.view({1, 16, 1, 1}), 0.2) *
                        1.4142135623730951;
   const bool same_bias_act = torch::equal(bias_act->forward(features), unfused);
+  // The relatives: PReLU (learnable slope) and RReLU in evaluation.
+  torch::nn::PReLU torch_prelu(torch::nn::PReLUOptions().num_parameters(16));
+  leaky::nn::PReLU our_prelu(torch::nn::PReLUOptions().num_parameters(16));
+  const bool same_prelu = torch::equal(our_prelu->forward(features), torch_prelu->forward(features));
+  torch::nn::RReLU torch_rrelu;
+  leaky::nn::RReLU our_rrelu;
+  torch_rrelu->eval();
+  our_rrelu->eval();
+  const bool same_rrelu = torch::equal(our_rrelu->forward(features), torch_rrelu->forward(features));
   std::cout << *ours[1] << "\n"
             << "scores equal: " << same_scores << ", gradients equal: " << same_grads
-            << ", bias_act equal: " << same_bias_act << "\n";
-  return same_scores && same_grads && same_bias_act ? 0 : 1;
+            << ", bias_act equal: " << same_bias_act << ", prelu equal: " << same_prelu
+            << ", rrelu equal: " << same_rrelu << "\n";
+  return same_scores && same_grads && same_bias_act && same_prelu && same_rrelu ? 0 : 1;
 }

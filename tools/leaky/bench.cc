@@ -198,6 +198,17 @@ json CheckTargets(const Results& results, const std::vector<int>& thread_counts)
       }
     }
   }
+  for (int t : thread_counts) {
+    const std::string th = " @" + std::to_string(t) + "T";
+    for (long long n : {mid, big}) {
+      const Key k{"f32", "prelu_fwd", n, t};
+      check(std::string("f32 prelu_fwd ") + (n == big ? "64Mi" : "1Mi") + " / oneDNN" + th,
+            Get(results, k, "leaky") / Get(results, k, "onednn"), 1.0);
+    }
+    const Key dropout{"f32", "bias_act_dropout_fwd", big, t};
+    check("f32 bias_act+dropout 64Mi / stream-copy limit" + th,
+          Get(results, dropout, "leaky") / Limit(results, dropout), 0.8);
+  }
   check("f32 fwd 4Ki @1T / XNNPACK",
         Get(results, Key{"f32", "fwd", small, 1}, "leaky") /
             Get(results, Key{"f32", "fwd", small, 1}, "xnnpack"),

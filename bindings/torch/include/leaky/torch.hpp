@@ -16,6 +16,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/arg.h>
 #include <torch/types.h>
+#include <torch/torch.h>
 
 #include <string>
 
@@ -75,16 +76,41 @@ inline at::Tensor& elu_(at::Tensor& self, double alpha = 1.0, double scale = 1.0
 }
 
 // clamp(act(x + b) * gain, -clamp, clamp), b along `dim`; act: "lrelu",
-// "relu", "linear".
+// "relu", "linear"; then dropout with probability dropout_p, its keep mask
+// drawn from the Philox stream (seed, offset) (see leaky.h).
 inline at::Tensor bias_act(const at::Tensor& x, const c10::optional<at::Tensor>& b = c10::nullopt,
                            int64_t dim = 1, c10::string_view act = "lrelu", double alpha = 0.2,
                            double gain = 1.4142135623730951,
-                           c10::optional<double> clamp = c10::nullopt) {
+                           c10::optional<double> clamp = c10::nullopt, double dropout_p = 0.0,
+                           int64_t seed = 0, int64_t offset = 0) {
   static const auto op =
       detail::Find<at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, int64_t,
                               c10::string_view, double, double, c10::optional<double>, double,
                               int64_t, int64_t)>("leaky::bias_act");
-  return op.call(x, b, dim, act, alpha, gain, clamp, 0.0, 0, 0);
+  return op.call(x, b, dim, act, alpha, gain, clamp, dropout_p, seed, offset);
+}
+
+// y = x > 0 ? x : weight[c] * x, c along axis 1 (one weight: shared).
+inline at::Tensor prelu(const at::Tensor& self, const at::Tensor& weight) {
+  static const auto op =
+      detail::Find<at::Tensor(const at::Tensor&, const at::Tensor&)>("leaky::prelu");
+  return op.call(self, weight);
+}
+
+// Training: slopes from U(lower, upper) drawn from the stream (seed, offset);
+// evaluation: (lower + upper) / 2.
+inline at::Tensor rrelu(const at::Tensor& self, double lower = 1.0 / 8, double upper = 1.0 / 3,
+                        bool training = false, int64_t seed = 0, int64_t offset = 0) {
+  static const auto op =
+      detail::Find<at::Tensor(const at::Tensor&, double, double, bool, int64_t, int64_t)>(
+          "leaky::rrelu");
+  return op.call(self, lower, upper, training, seed, offset);
+}
+
+// A seed from torch's default generator (torch::manual_seed makes it
+// repeatable), for modules that own a stream.
+inline int64_t fresh_seed() {
+  return torch::randint(int64_t{1} << 62, {1}, torch::kLong).item<int64_t>();
 }
 
 }  // namespace leaky::ops
@@ -152,29 +178,78 @@ struct BiasActOptions {
   TORCH_ARG(c10::optional<double>, clamp) = c10::nullopt;
   TORCH_ARG(int64_t, dim) = 1;
   TORCH_ARG(bool, bias) = true;
+  TORCH_ARG(double, dropout_p) = 0.0;        // applied in training only
+  TORCH_ARG(c10::optional<int64_t>, seed) = c10::nullopt;  // none: ops::fresh_seed()
 };
 
 // A learnable per-channel bias (zero-initialised) + activation + gain +
-// optional clamp, fused.
+// optional clamp + optional dropout, fused. Each training call advances the
+// module's stream offset by the input's size, so masks are fresh.
 class BiasActImpl : public torch::nn::Cloneable<BiasActImpl> {
  public:
   explicit BiasActImpl(const BiasActOptions& options_) : options(options_) { reset(); }
   void reset() override {
     if (options.bias()) bias = register_parameter("bias", torch::zeros({options.channels()}));
+    seed = options.seed().value_or(ops::fresh_seed());
+    offset = 0;
   }
   at::Tensor forward(const at::Tensor& input) {
+    const double p = is_training() ? options.dropout_p() : 0.0;
+    const int64_t at_offset = offset;
+    if (p > 0) offset += input.numel();
     return ops::bias_act(input, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt,
                          options.dim(), options.act(), options.alpha(), options.gain(),
-                         options.clamp());
+                         options.clamp(), p, seed, at_offset);
   }
   void pretty_print(std::ostream& stream) const override {
     stream << "leaky::nn::BiasAct(channels=" << options.channels() << ", act=" << options.act()
-           << ", alpha=" << options.alpha() << ", gain=" << options.gain() << ")";
+           << ", alpha=" << options.alpha() << ", gain=" << options.gain()
+           << ", dropout_p=" << options.dropout_p() << ")";
   }
   BiasActOptions options;
   at::Tensor bias;
+  int64_t seed = 0, offset = 0;
 };
 TORCH_MODULE(BiasAct);
+
+// Takes torch::nn::PReLUOptions, like torch::nn::PReLU.
+class PReLUImpl : public torch::nn::Cloneable<PReLUImpl> {
+ public:
+  explicit PReLUImpl(const torch::nn::PReLUOptions& options_ = {}) : options(options_) { reset(); }
+  void reset() override {
+    weight = register_parameter("weight", torch::full({options.num_parameters()}, options.init()));
+  }
+  at::Tensor forward(const at::Tensor& input) { return ops::prelu(input, weight); }
+  void pretty_print(std::ostream& stream) const override {
+    stream << "leaky::nn::PReLU(num_parameters=" << options.num_parameters() << ")";
+  }
+  torch::nn::PReLUOptions options;
+  at::Tensor weight;
+};
+TORCH_MODULE(PReLU);
+
+// Takes torch::nn::RReLUOptions (inplace is not supported), like
+// torch::nn::RReLU; its slopes come from the module's stream.
+class RReLUImpl : public torch::nn::Cloneable<RReLUImpl> {
+ public:
+  explicit RReLUImpl(const torch::nn::RReLUOptions& options_ = {},
+                     c10::optional<int64_t> seed_ = c10::nullopt)
+      : options(options_), seed(seed_.value_or(ops::fresh_seed())) {
+    TORCH_CHECK(!options.inplace(), "leaky::nn::RReLU: inplace is not supported");
+  }
+  void reset() override { offset = 0; }
+  at::Tensor forward(const at::Tensor& input) {
+    const int64_t at_offset = offset;
+    if (is_training()) offset += input.numel();
+    return ops::rrelu(input, options.lower(), options.upper(), is_training(), seed, at_offset);
+  }
+  void pretty_print(std::ostream& stream) const override {
+    stream << "leaky::nn::RReLU(lower=" << options.lower() << ", upper=" << options.upper() << ")";
+  }
+  torch::nn::RReLUOptions options;
+  int64_t seed = 0, offset = 0;
+};
+TORCH_MODULE(RReLU);
 
 }  // namespace leaky::nn
 
