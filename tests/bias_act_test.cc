@@ -26,15 +26,7 @@ constexpr Layout kLayouts[] = {{1, 1, 1000}, {3, 5, 7},  {2, 16, 1},  {4, 3, 33}
 
 template <class T>
 std::vector<T> Random(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
-  std::vector<T> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    v[i] = static_cast<T>(normal(rng));
-    if (i % 97 == 3) v[i] = static_cast<T>(std::numeric_limits<float>::quiet_NaN());
-    if (i % 89 == 5) v[i] = static_cast<T>(-0.0f);
-  }
-  return v;
+  return RandomWithSpecials<T>(n, seed);
 }
 
 template <class T>

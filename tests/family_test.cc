@@ -59,16 +59,7 @@ TEST(Philox, StreamLayout) {
 
 template <class T>
 std::vector<T> Random(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 2.0f);
-  std::vector<T> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    v[i] = static_cast<T>(normal(rng));
-    if (i % 97 == 3) v[i] = static_cast<T>(std::numeric_limits<float>::quiet_NaN());
-    if (i % 89 == 5) v[i] = static_cast<T>(-0.0f);
-    if (i % 83 == 7) v[i] = static_cast<T>(0.0f);
-  }
-  return v;
+  return RandomWithSpecials<T>(n, seed);
 }
 
 // An output of n elements followed by sentinels that must survive.
@@ -114,39 +105,50 @@ std::vector<Layout> LayoutsFor(size_t n) {
   return layouts;
 }
 
-template <class T>
-void SweepRrelu() {
+// Runs body(n, layout, options) for every n of the sweep and its layouts on
+// every target, with multi-core plans even for small n.
+template <class Body>
+void Sweep(bool with_layouts, Body body) {
   internal::SetMinBytesPerCoreForTesting(1);
-  ForEachTarget([](const std::string&) {
+  ForEachTarget([&](const std::string&) {
     for (size_t n = 0; n <= MaxSweep(); ++n) {
-      const int threads = static_cast<int>(n % 4) + 1;
-      const leaky_options options{threads, n % 5 == 0 ? 1 : -1};
-      const leaky_rrelu_params p{0.125, 1.0 / 3.0, 1, 42 + n, OffsetFor(n)};
-      const auto x = Random<T>(n, 1), dy = Random<T>(n, 2);
-      Guarded<T> y(n), noise(n), dx(n);
-      ASSERT_EQ(leaky_rrelu_forward(dtype_of<T>(), n, x.data(), y.data(), noise.data(), &p,
-                                    &options),
-                LEAKY_OK)
-          << leaky_last_error();
-      ASSERT_EQ(leaky_rrelu_backward(dtype_of<T>(), n, dy.data(), x.data(), dx.data(), &p,
-                                     &options),
-                LEAKY_OK)
-          << leaky_last_error();
-      ASSERT_TRUE(y.GuardIntact() && noise.GuardIntact() && dx.GuardIntact()) << "n " << n;
-      const reference::ieee_environment ieee;
-      for (size_t i = 0; i < n; ++i) {
-        const uint32_t word = reference::stream_word(p.seed, p.offset + i);
-        T expected_noise;
-        const T ey = reference::rrelu_forward(x[i], word, p.lower, p.upper, &expected_noise);
-        const T edx = reference::rrelu_backward(dy[i], x[i], word, p.lower, p.upper);
-        ASSERT_TRUE(SameOrBothNan(y.data()[i], ey))
-            << "n " << n << " y[" << i << "] " << Hex(y.data()[i]) << " expected " << Hex(ey);
-        ASSERT_TRUE(SameOrBothNan(noise.data()[i], expected_noise)) << "n " << n << " noise " << i;
-        ASSERT_TRUE(SameOrBothNan(dx.data()[i], edx)) << "n " << n << " dx " << i;
+      const std::vector<Layout> layouts =
+          with_layouts ? LayoutsFor(n) : std::vector<Layout>{{1, 1, n}};
+      for (const Layout& l : layouts) {
+        const int threads = static_cast<int>(n % 4) + 1;
+        body(n, l, leaky_options{threads, n % 5 == 0 ? 1 : -1});
+        if (::testing::Test::HasFatalFailure()) return;
       }
     }
   });
   internal::SetMinBytesPerCoreForTesting(0);
+}
+
+template <class T>
+void SweepRrelu() {
+  Sweep(false, [](size_t n, const Layout&, const leaky_options& options) {
+    const leaky_rrelu_params p{0.125, 1.0 / 3.0, 1, 42 + n, OffsetFor(n)};
+    const auto x = Random<T>(n, 1), dy = Random<T>(n, 2);
+    Guarded<T> y(n), noise(n), dx(n);
+    ASSERT_EQ(leaky_rrelu_forward(dtype_of<T>(), n, x.data(), y.data(), noise.data(), &p, &options),
+              LEAKY_OK)
+        << leaky_last_error();
+    ASSERT_EQ(leaky_rrelu_backward(dtype_of<T>(), n, dy.data(), x.data(), dx.data(), &p, &options),
+              LEAKY_OK)
+        << leaky_last_error();
+    ASSERT_TRUE(y.GuardIntact() && noise.GuardIntact() && dx.GuardIntact()) << "n " << n;
+    const reference::ieee_environment ieee;
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t word = reference::stream_word(p.seed, p.offset + i);
+      T expected_noise;
+      const T ey = reference::rrelu_forward(x[i], word, p.lower, p.upper, &expected_noise);
+      const T edx = reference::rrelu_backward(dy[i], x[i], word, p.lower, p.upper);
+      ASSERT_TRUE(SameOrBothNan(y.data()[i], ey))
+          << "n " << n << " y[" << i << "] " << Hex(y.data()[i]) << " expected " << Hex(ey);
+      ASSERT_TRUE(SameOrBothNan(noise.data()[i], expected_noise)) << "n " << n << " noise " << i;
+      ASSERT_TRUE(SameOrBothNan(dx.data()[i], edx)) << "n " << n << " dx " << i;
+    }
+  });
 }
 
 TEST(Rrelu, Float32) { SweepRrelu<float>(); }
@@ -156,52 +158,43 @@ TEST(Rrelu, BFloat16) { SweepRrelu<bfloat16>(); }
 
 template <class T>
 void SweepDropout() {
-  internal::SetMinBytesPerCoreForTesting(1);
-  ForEachTarget([](const std::string&) {
-    for (size_t n = 0; n <= MaxSweep(); ++n) {
-      for (const Layout& l : LayoutsFor(n)) {
-        const int threads = static_cast<int>(n % 4) + 1;
-        const leaky_options options{threads, n % 5 == 0 ? 1 : -1};
-        const leaky_bias_act_params params{n % 3 == 0 ? LEAKY_ACT_RELU : LEAKY_ACT_LRELU, 0.2,
-                                           std::sqrt(2.0), n % 2 == 0 ? 4.0 : -1.0};
-        const double p = n % 4 == 1 ? 0.0 : 0.3;
-        const leaky_dropout_params dropout{p, 7 + n, OffsetFor(n)};
-        const auto x = Random<T>(n, 3), dy = Random<T>(n, 4), bias = Random<T>(l.channels, 5);
-        Guarded<T> y(n), dx(n);
-        std::vector<uint8_t> mask((n + 7) / 8 + 3, 0xA5);
-        ASSERT_EQ(leaky_bias_act_dropout_forward(dtype_of<T>(), l.outer, l.channels, l.inner,
-                                                 x.data(), bias.data(), y.data(), mask.data(),
-                                                 &params, &dropout, &options),
-                  LEAKY_OK)
-            << leaky_last_error();
-        ASSERT_EQ(leaky_bias_act_dropout_backward(dtype_of<T>(), l.outer, l.channels, l.inner,
-                                                  dy.data(), x.data(), bias.data(), mask.data(),
-                                                  dx.data(), nullptr, &params, p, &options),
-                  LEAKY_OK)
-            << leaky_last_error();
-        ASSERT_TRUE(y.GuardIntact() && dx.GuardIntact()) << "n " << n;
-        // Bits past n in the last byte are the caller's: untouched.
-        for (size_t i = n; i < ((n + 7) / 8) * 8; ++i) {
-          ASSERT_EQ((mask[i / 8] >> (i % 8)) & 1, (0xA5 >> (i % 8)) & 1) << "n " << n;
-        }
-        for (size_t b = (n + 7) / 8; b < mask.size(); ++b) ASSERT_EQ(mask[b], 0xA5);
-        const reference::ieee_environment ieee;
-        const uint32_t threshold = reference::dropout_threshold(p);
-        for (size_t i = 0; i < n; ++i) {
-          const size_t c = (i / l.inner) % l.channels;
-          const bool kept =
-              reference::stream_half_word(dropout.seed, dropout.offset + i) >= threshold;
-          ASSERT_EQ(((mask[i / 8] >> (i % 8)) & 1) != 0, kept) << "n " << n << " mask bit " << i;
-          const T ey = reference::bias_act_dropout_forward(x[i], bias[c], params, kept, p);
-          const T edx = reference::bias_act_dropout_backward(dy[i], x[i], bias[c], params, kept, p);
-          ASSERT_TRUE(SameOrBothNan(y.data()[i], ey))
-              << "n " << n << " y[" << i << "] " << Hex(y.data()[i]) << " expected " << Hex(ey);
-          ASSERT_TRUE(SameOrBothNan(dx.data()[i], edx)) << "n " << n << " dx " << i;
-        }
-      }
+  Sweep(true, [](size_t n, const Layout& l, const leaky_options& options) {
+    const leaky_bias_act_params params{n % 3 == 0 ? LEAKY_ACT_RELU : LEAKY_ACT_LRELU, 0.2,
+                                       std::sqrt(2.0), n % 2 == 0 ? 4.0 : -1.0};
+    const double p = n % 4 == 1 ? 0.0 : 0.3;
+    const leaky_dropout_params dropout{p, 7 + n, OffsetFor(n)};
+    const auto x = Random<T>(n, 3), dy = Random<T>(n, 4), bias = Random<T>(l.channels, 5);
+    Guarded<T> y(n), dx(n);
+    std::vector<uint8_t> mask((n + 7) / 8 + 3, 0xA5);
+    ASSERT_EQ(leaky_bias_act_dropout_forward(dtype_of<T>(), l.outer, l.channels, l.inner, x.data(),
+                                             bias.data(), y.data(), mask.data(), &params, &dropout,
+                                             &options),
+              LEAKY_OK)
+        << leaky_last_error();
+    ASSERT_EQ(leaky_bias_act_dropout_backward(dtype_of<T>(), l.outer, l.channels, l.inner,
+                                              dy.data(), x.data(), bias.data(), mask.data(),
+                                              dx.data(), nullptr, &params, p, &options),
+              LEAKY_OK)
+        << leaky_last_error();
+    ASSERT_TRUE(y.GuardIntact() && dx.GuardIntact()) << "n " << n;
+    // Bits past n in the last byte are the caller's: untouched.
+    for (size_t i = n; i < ((n + 7) / 8) * 8; ++i) {
+      ASSERT_EQ((mask[i / 8] >> (i % 8)) & 1, (0xA5 >> (i % 8)) & 1) << "n " << n;
+    }
+    for (size_t b = (n + 7) / 8; b < mask.size(); ++b) ASSERT_EQ(mask[b], 0xA5);
+    const reference::ieee_environment ieee;
+    const uint32_t threshold = reference::dropout_threshold(p);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t c = (i / l.inner) % l.channels;
+      const bool kept = reference::stream_half_word(dropout.seed, dropout.offset + i) >= threshold;
+      ASSERT_EQ(((mask[i / 8] >> (i % 8)) & 1) != 0, kept) << "n " << n << " mask bit " << i;
+      const T ey = reference::bias_act_dropout_forward(x[i], bias[c], params, kept, p);
+      const T edx = reference::bias_act_dropout_backward(dy[i], x[i], bias[c], params, kept, p);
+      ASSERT_TRUE(SameOrBothNan(y.data()[i], ey))
+          << "n " << n << " y[" << i << "] " << Hex(y.data()[i]) << " expected " << Hex(ey);
+      ASSERT_TRUE(SameOrBothNan(dx.data()[i], edx)) << "n " << n << " dx " << i;
     }
   });
-  internal::SetMinBytesPerCoreForTesting(0);
 }
 
 TEST(BiasActDropout, Float32) { SweepDropout<float>(); }
@@ -211,53 +204,44 @@ TEST(BiasActDropout, BFloat16) { SweepDropout<bfloat16>(); }
 
 template <class T>
 void SweepPrelu() {
-  internal::SetMinBytesPerCoreForTesting(1);
-  ForEachTarget([](const std::string&) {
-    for (size_t n = 0; n <= MaxSweep(); ++n) {
-      for (const Layout& l : LayoutsFor(n)) {
-        const int threads = static_cast<int>(n % 4) + 1;
-        const leaky_options options{threads, n % 5 == 0 ? 1 : -1};
-        const auto x = Random<T>(n, 6), dy = Random<T>(n, 7);
-        auto weight = Random<T>(l.channels, 8);
-        for (auto& w : weight) if (IsNan(w)) w = static_cast<T>(0.25f);
-        Guarded<T> y(n), dx(n), dweight(l.channels);
-        ASSERT_EQ(leaky_prelu_forward(dtype_of<T>(), l.outer, l.channels, l.inner, x.data(),
-                                      weight.data(), y.data(), &options),
-                  LEAKY_OK)
-            << leaky_last_error();
-        ASSERT_EQ(leaky_prelu_backward(dtype_of<T>(), l.outer, l.channels, l.inner, dy.data(),
-                                       x.data(), weight.data(), dx.data(), dweight.data(),
-                                       &options),
-                  LEAKY_OK)
-            << leaky_last_error();
-        ASSERT_TRUE(y.GuardIntact() && dx.GuardIntact() && dweight.GuardIntact()) << "n " << n;
-        const reference::ieee_environment ieee;
-        std::vector<double> sums(l.channels, 0.0);
-        for (size_t i = 0; i < n; ++i) {
-          const size_t c = (i / l.inner) % l.channels;
-          ASSERT_TRUE(SameOrBothNan(y.data()[i], reference::prelu_forward(x[i], weight[c])))
-              << "n " << n << " y " << i;
-          ASSERT_TRUE(
-              SameOrBothNan(dx.data()[i], reference::prelu_backward(dy[i], x[i], weight[c])))
-              << "n " << n << " dx " << i;
-        }
-        // The sum in (outer, inner) order per channel, as documented.
-        for (size_t o = 0; o < l.outer; ++o) {
-          for (size_t c = 0; c < l.channels; ++c) {
-            for (size_t i = 0; i < l.inner; ++i) {
-              const size_t k = (o * l.channels + c) * l.inner + i;
-              sums[c] += static_cast<double>(reference::prelu_weight_term(dy[k], x[k]));
-            }
-          }
-        }
-        for (size_t c = 0; c < l.channels && n > 0; ++c) {
-          const T expected = T(static_cast<compute_t<T>>(sums[c]));
-          ASSERT_TRUE(SameOrBothNan(dweight.data()[c], expected)) << "n " << n << " dweight " << c;
+  Sweep(true, [](size_t n, const Layout& l, const leaky_options& options) {
+    const auto x = Random<T>(n, 6), dy = Random<T>(n, 7);
+    auto weight = Random<T>(l.channels, 8);
+    for (auto& w : weight)
+      if (IsNan(w)) w = static_cast<T>(0.25f);
+    Guarded<T> y(n), dx(n), dweight(l.channels);
+    ASSERT_EQ(leaky_prelu_forward(dtype_of<T>(), l.outer, l.channels, l.inner, x.data(),
+                                  weight.data(), y.data(), &options),
+              LEAKY_OK)
+        << leaky_last_error();
+    ASSERT_EQ(leaky_prelu_backward(dtype_of<T>(), l.outer, l.channels, l.inner, dy.data(), x.data(),
+                                   weight.data(), dx.data(), dweight.data(), &options),
+              LEAKY_OK)
+        << leaky_last_error();
+    ASSERT_TRUE(y.GuardIntact() && dx.GuardIntact() && dweight.GuardIntact()) << "n " << n;
+    const reference::ieee_environment ieee;
+    std::vector<double> sums(l.channels, 0.0);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t c = (i / l.inner) % l.channels;
+      ASSERT_TRUE(SameOrBothNan(y.data()[i], reference::prelu_forward(x[i], weight[c])))
+          << "n " << n << " y " << i;
+      ASSERT_TRUE(SameOrBothNan(dx.data()[i], reference::prelu_backward(dy[i], x[i], weight[c])))
+          << "n " << n << " dx " << i;
+    }
+    // The sum in (outer, inner) order per channel, as documented.
+    for (size_t o = 0; o < l.outer; ++o) {
+      for (size_t c = 0; c < l.channels; ++c) {
+        for (size_t i = 0; i < l.inner; ++i) {
+          const size_t k = (o * l.channels + c) * l.inner + i;
+          sums[c] += static_cast<double>(reference::prelu_weight_term(dy[k], x[k]));
         }
       }
     }
+    for (size_t c = 0; c < l.channels && n > 0; ++c) {
+      const T expected = T(static_cast<compute_t<T>>(sums[c]));
+      ASSERT_TRUE(SameOrBothNan(dweight.data()[c], expected)) << "n " << n << " dweight " << c;
+    }
   });
-  internal::SetMinBytesPerCoreForTesting(0);
 }
 
 TEST(Prelu, Float32) { SweepPrelu<float>(); }
@@ -323,9 +307,9 @@ TEST(Rrelu, EvaluationIsLeakyReluWithTheMeanSlope) {
   std::vector<float> noise(n, 5.0f);
   ASSERT_EQ(leaky_rrelu_forward(LEAKY_F32, n, x.data(), y.data(), noise.data(), &p, nullptr),
             LEAKY_OK);
-  ASSERT_EQ(leaky_relu_forward(LEAKY_F32, n, x.data(), expected.data(), (0.125 + 1.0 / 3.0) / 2,
-                               nullptr),
-            LEAKY_OK);
+  ASSERT_EQ(
+      leaky_relu_forward(LEAKY_F32, n, x.data(), expected.data(), (0.125 + 1.0 / 3.0) / 2, nullptr),
+      LEAKY_OK);
   ASSERT_EQ(leaky_rrelu_backward(LEAKY_F32, n, dy.data(), x.data(), dx.data(), &p, nullptr),
             LEAKY_OK);
   ASSERT_EQ(leaky_relu_backward(LEAKY_F32, n, dy.data(), x.data(), 0, expected_dx.data(),
@@ -370,8 +354,8 @@ TEST(Prelu, WeightGradientIsTheSameForAnyThreadCount) {
   std::vector<float> dx(n), first(channels), dw(channels);
   for (int threads : {1, 2, 3, 4}) {
     const leaky_options options{threads, -1};
-    ASSERT_EQ(leaky_prelu_backward(LEAKY_F32, outer, channels, inner, dy.data(), x.data(),
-                                   w.data(), dx.data(), dw.data(), &options),
+    ASSERT_EQ(leaky_prelu_backward(LEAKY_F32, outer, channels, inner, dy.data(), x.data(), w.data(),
+                                   dx.data(), dw.data(), &options),
               LEAKY_OK);
     if (threads == 1) first = dw;
     EXPECT_EQ(std::memcmp(first.data(), dw.data(), channels * sizeof(float)), 0) << threads;
@@ -474,10 +458,10 @@ TEST(Family, CppApiMatchesTheCApiAndChecksSizes) {
   const leaky_bias_act_params params{LEAKY_ACT_LRELU, 0.2, 1.0, -1.0};
   const leaky_dropout_params dropout{0.25, 3, 0};
   leaky::bias_act_dropout_forward<float>(x, w, y, mask, 10, 3, 20, params, dropout);
-  ASSERT_EQ(leaky_bias_act_dropout_forward(LEAKY_F32, 10, 3, 20, x.data(), w.data(),
-                                           expected.data(), expected_mask.data(), &params,
-                                           &dropout, nullptr),
-            LEAKY_OK);
+  ASSERT_EQ(
+      leaky_bias_act_dropout_forward(LEAKY_F32, 10, 3, 20, x.data(), w.data(), expected.data(),
+                                     expected_mask.data(), &params, &dropout, nullptr),
+      LEAKY_OK);
   EXPECT_EQ(FirstMismatch(y.data(), expected.data(), n), -1);
   EXPECT_EQ(mask, expected_mask);
   EXPECT_THROW(leaky::bias_act_dropout_forward<float>(x, w, y, std::span<uint8_t>(mask).first(3),

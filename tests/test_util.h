@@ -11,6 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -88,6 +90,21 @@ class FlushDenormals {
 // infinities, quiet and signalling NaNs with payloads, both signs.
 std::vector<float> SpecialFloats();
 std::vector<double> SpecialDoubles();
+
+// Normal(0, 2) values with NaN, -0 and +0 sprinkled at fixed strides.
+template <class T>
+std::vector<T> RandomWithSpecials(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = static_cast<T>(normal(rng));
+    if (i % 97 == 3) v[i] = static_cast<T>(std::numeric_limits<float>::quiet_NaN());
+    if (i % 89 == 5) v[i] = static_cast<T>(-0.0f);
+    if (i % 83 == 7) v[i] = static_cast<T>(0.0f);
+  }
+  return v;
+}
 
 inline constexpr double kSlopes[] = {0.0, 0.01, 0.2, 0.3, 1.0, 1.5, -0.5};
 

@@ -21,15 +21,19 @@ using leaky::internal::RunTiles;
 
 namespace {
 
-// Checks what both directions share; fills the kernel parameters.
+// What both directions check and derive.
+struct RreluCall {
+  size_t element_bytes = 0;
+  leaky_options options{0, -1};
+  leaky::kernels::Params params;
+};
+
 leaky_status CheckRrelu(const char* function, leaky_dtype dtype, size_t n,
-                        const leaky_rrelu_params* p, const leaky_options* opts,
-                        size_t* element_bytes, leaky_options* options,
-                        leaky::kernels::Params* params) {
+                        const leaky_rrelu_params* p, const leaky_options* opts, RreluCall* call) {
   leaky_status status = LEAKY_OK;
-  *element_bytes = ElementBytes(function, dtype, &status);
-  if (*element_bytes == 0) return status;
-  LEAKY_RETURN_IF_ERROR(ResolveOptions(function, opts, options));
+  call->element_bytes = ElementBytes(function, dtype, &status);
+  if (call->element_bytes == 0) return status;
+  LEAKY_RETURN_IF_ERROR(ResolveOptions(function, opts, &call->options));
   if (p == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: params is null", function);
   LEAKY_RETURN_IF_ERROR(CheckFiniteParameter(function, "lower", p->lower));
   LEAKY_RETURN_IF_ERROR(CheckFiniteParameter(function, "upper", p->upper));
@@ -40,10 +44,10 @@ leaky_status CheckRrelu(const char* function, leaky_dtype dtype, size_t n,
   if (n > UINT64_MAX - p->offset) {
     return Fail(LEAKY_ERROR_SIZE, "%s: offset + n exceeds 2^64 stream words", function);
   }
-  params->lower = p->lower;
-  params->upper = p->upper;
-  params->seed = p->seed;
-  params->offset = p->offset;
+  call->params.lower = p->lower;
+  call->params.upper = p->upper;
+  call->params.seed = p->seed;
+  call->params.offset = p->offset;
   return LEAKY_OK;
 }
 
@@ -55,11 +59,9 @@ extern "C" leaky_status leaky_rrelu_forward(leaky_dtype dtype, size_t n, const v
                                             void* noise, const leaky_rrelu_params* params,
                                             const leaky_options* opts) {
   static constexpr char kFunction[] = "leaky_rrelu_forward";
-  size_t element_bytes = 0;
-  leaky_options options{0, -1};
-  leaky::kernels::Params kernel_params;
-  LEAKY_RETURN_IF_ERROR(
-      CheckRrelu(kFunction, dtype, n, params, opts, &element_bytes, &options, &kernel_params));
+  RreluCall call;
+  LEAKY_RETURN_IF_ERROR(CheckRrelu(kFunction, dtype, n, params, opts, &call));
+  const size_t element_bytes = call.element_bytes;
   if (!params->training) return leaky_relu_forward(dtype, n, x, y, MeanSlope(params), opts);
   if (n == 0) return LEAKY_OK;
   const size_t bytes = n * element_bytes;
@@ -72,8 +74,8 @@ extern "C" leaky_status leaky_rrelu_forward(leaky_dtype dtype, size_t n, const v
   }
   // Three streams when the noise is written.
   const leaky_tiling tiling = PlanForCpu(n, element_bytes, noise != nullptr ? 3 : 2,
-                                         InPlacePolicy(options, x == y), y, 0.0);
-  RunTiles(tiling, leaky::kernels::Dispatched().rrelu_forward[dtype], kernel_params, nullptr, x,
+                                         InPlacePolicy(call.options, x == y), y, 0.0);
+  RunTiles(tiling, leaky::kernels::Dispatched().rrelu_forward[dtype], call.params, nullptr, x,
            nullptr, y, noise);
   return LEAKY_OK;
 }
@@ -83,11 +85,9 @@ extern "C" leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const 
                                              const leaky_rrelu_params* params,
                                              const leaky_options* opts) {
   static constexpr char kFunction[] = "leaky_rrelu_backward";
-  size_t element_bytes = 0;
-  leaky_options options{0, -1};
-  leaky::kernels::Params kernel_params;
-  LEAKY_RETURN_IF_ERROR(
-      CheckRrelu(kFunction, dtype, n, params, opts, &element_bytes, &options, &kernel_params));
+  RreluCall call;
+  LEAKY_RETURN_IF_ERROR(CheckRrelu(kFunction, dtype, n, params, opts, &call));
+  const size_t element_bytes = call.element_bytes;
   if (!params->training) {
     return leaky_relu_backward(dtype, n, dy, x, 0, dx, MeanSlope(params), opts);
   }
@@ -98,9 +98,9 @@ extern "C" leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const 
   LEAKY_RETURN_IF_ERROR(CheckBuffer(kFunction, "dx", dx, n, element_bytes));
   LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(kFunction, "dx", dx, "dy", dy, bytes));
   LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(kFunction, "dx", dx, "x", x, bytes));
-  const leaky_tiling tiling = PlanForCpu(n, element_bytes, 3,
-                                         InPlacePolicy(options, dx == dy || dx == x), dx, 0.0);
-  RunTiles(tiling, leaky::kernels::Dispatched().rrelu_backward[dtype], kernel_params, dy, x,
-           nullptr, dx);
+  const leaky_tiling tiling =
+      PlanForCpu(n, element_bytes, 3, InPlacePolicy(call.options, dx == dy || dx == x), dx, 0.0);
+  RunTiles(tiling, leaky::kernels::Dispatched().rrelu_backward[dtype], call.params, dy, x, nullptr,
+           dx);
   return LEAKY_OK;
 }
