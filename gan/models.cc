@@ -1,0 +1,190 @@
+#include "models.h"
+
+#include <leaky/torch.hpp>
+
+#include <stdexcept>
+
+namespace leaky::gan {
+
+std::string ActivationSpec::Name() const {
+  std::string name = kind;
+  if (kind == "lrelu") {
+    char buffer[32];
+    std::snprintf(buffer, sizeof(buffer), ":%g", slope);
+    name += buffer;
+  }
+  return torch_impl ? name + "@torch" : name;
+}
+
+ActivationSpec ParseActivation(const std::string& text) {
+  ActivationSpec spec;
+  std::string body = text;
+  const auto at = body.find('@');
+  if (at != std::string::npos) {
+    if (body.substr(at) != "@torch") throw std::invalid_argument("unknown suffix in '" + text + "'");
+    spec.torch_impl = true;
+    body = body.substr(0, at);
+  }
+  const auto colon = body.find(':');
+  spec.kind = body.substr(0, colon);
+  if (spec.kind == "lrelu") {
+    if (colon != std::string::npos) {
+      size_t used = 0;
+      spec.slope = std::stod(body.substr(colon + 1), &used);
+      if (used != body.size() - colon - 1) throw std::invalid_argument("bad slope in '" + text + "'");
+    }
+  } else if (colon != std::string::npos || (spec.kind != "relu" && spec.kind != "prelu" &&
+                                            spec.kind != "elu" && spec.kind != "rrelu")) {
+    throw std::invalid_argument("activation '" + text +
+                                "' is not relu, lrelu:<slope>, prelu, elu or rrelu");
+  }
+  return spec;
+}
+
+torch::nn::AnyModule MakeActivation(const ActivationSpec& spec, int64_t channels, int64_t seed) {
+  namespace tnn = torch::nn;
+  if (spec.kind == "relu") {
+    return spec.torch_impl ? tnn::AnyModule(tnn::ReLU()) : tnn::AnyModule(leaky::nn::ReLU());
+  }
+  if (spec.kind == "lrelu") {
+    const auto options = tnn::LeakyReLUOptions().negative_slope(spec.slope);
+    return spec.torch_impl ? tnn::AnyModule(tnn::LeakyReLU(options))
+                           : tnn::AnyModule(leaky::nn::LeakyReLU(options));
+  }
+  if (spec.kind == "prelu") {
+    const auto options = tnn::PReLUOptions().num_parameters(channels);
+    return spec.torch_impl ? tnn::AnyModule(tnn::PReLU(options))
+                           : tnn::AnyModule(leaky::nn::PReLU(options));
+  }
+  if (spec.kind == "elu") {
+    return spec.torch_impl ? tnn::AnyModule(tnn::ELU()) : tnn::AnyModule(leaky::nn::ELU());
+  }
+  // rrelu: an explicit seed, so building it draws nothing from torch's
+  // generator and every variant starts from the same weights.
+  return spec.torch_impl ? tnn::AnyModule(tnn::RReLU())
+                         : tnn::AnyModule(leaky::nn::RReLU(tnn::RReLUOptions(), seed));
+}
+
+namespace {
+
+// DCGAN's initialisation: N(0, 0.02) weights, zero biases; batch norm N(1, 0.02).
+void DcganInit(torch::nn::Module& module) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.named_parameters(false)) {
+    if (p.key() == "weight") {
+      if (dynamic_cast<torch::nn::BatchNorm1dImpl*>(&module) ||
+          dynamic_cast<torch::nn::BatchNorm2dImpl*>(&module)) {
+        p.value().normal_(1.0, 0.02);
+      } else {
+        p.value().normal_(0.0, 0.02);
+      }
+    } else if (p.key() == "bias") {
+      p.value().zero_();
+    }
+  }
+}
+
+constexpr int64_t kMnistChannels[5] = {1, 16, 32, 64, 64};
+constexpr int64_t kRingWidth = 64;
+
+}  // namespace
+
+DiscriminatorImpl::DiscriminatorImpl(Dataset data, const std::vector<ActivationSpec>& acts,
+                                     bool batch_norm, int64_t seed)
+    : image_(data == Dataset::kMnist) {
+  TORCH_CHECK(acts.size() == kHidden, "the discriminator has 4 hidden layers");
+  namespace tnn = torch::nn;
+  for (int i = 0; i < kHidden; ++i) {
+    int64_t width;
+    tnn::AnyModule layer, norm;
+    if (image_) {
+      // 28 -> 14 -> 7 -> 4 -> 4.
+      const int64_t in = kMnistChannels[i], out = kMnistChannels[i + 1];
+      const auto options = i < 2 ? tnn::Conv2dOptions(in, out, 4).stride(2).padding(1)
+                           : i == 2 ? tnn::Conv2dOptions(in, out, 3).stride(2).padding(1)
+                                    : tnn::Conv2dOptions(in, out, 3).stride(1).padding(1);
+      auto conv = tnn::Conv2d(options);
+      if (i == 0) first_weight_ = conv->weight;
+      layer = tnn::AnyModule(conv);
+      if (batch_norm && i > 0) norm = tnn::AnyModule(tnn::BatchNorm2d(out));
+      width = out;
+    } else {
+      auto linear = tnn::Linear(i == 0 ? 2 : kRingWidth, kRingWidth);
+      if (i == 0) first_weight_ = linear->weight;
+      layer = tnn::AnyModule(linear);
+      if (batch_norm && i > 0) norm = tnn::AnyModule(tnn::BatchNorm1d(kRingWidth));
+      width = kRingWidth;
+    }
+    layers_.push_back(layer);
+    register_module("layer" + std::to_string(i + 1), layer.ptr());
+    norms_.push_back(norm);
+    if (!norm.is_empty()) register_module("norm" + std::to_string(i + 1), norm.ptr());
+    acts_.push_back(MakeActivation(acts[static_cast<size_t>(i)], width, seed * 16 + i));
+    register_module("act" + std::to_string(i + 1), acts_.back().ptr());
+  }
+  head_ = register_module("head", tnn::Linear(image_ ? kMnistChannels[4] * 4 * 4 : kRingWidth, 1));
+  apply([](torch::nn::Module& m) { DcganInit(m); });
+}
+
+torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& x, DiscriminatorCapture* capture) {
+  torch::Tensor h = x;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    h = layers_[i].forward(h);
+    if (!norms_[i].is_empty()) h = norms_[i].forward(h);
+    if (capture != nullptr && i == 1) capture->preact2 = h.detach();
+    h = acts_[i].forward(h);
+    if (capture != nullptr) capture->hidden.push_back(h.detach());
+  }
+  return head_->forward(h.flatten(1)).squeeze(1);
+}
+
+GeneratorImpl::GeneratorImpl(Dataset data) {
+  namespace tnn = torch::nn;
+  if (data == Dataset::kMnist) {
+    latent_ = 64;
+    body_ = tnn::Sequential(
+        tnn::Linear(latent_, 64 * 7 * 7), tnn::BatchNorm1d(64 * 7 * 7), tnn::ReLU(),
+        tnn::Unflatten(tnn::UnflattenOptions(1, {64, 7, 7})),
+        tnn::ConvTranspose2d(tnn::ConvTranspose2dOptions(64, 32, 4).stride(2).padding(1)),
+        tnn::BatchNorm2d(32), tnn::ReLU(),
+        tnn::ConvTranspose2d(tnn::ConvTranspose2dOptions(32, 1, 4).stride(2).padding(1)),
+        tnn::Tanh());
+  } else {
+    latent_ = 8;
+    body_ = tnn::Sequential(tnn::Linear(latent_, 128), tnn::ReLU(), tnn::Linear(128, 128),
+                            tnn::ReLU(), tnn::Linear(128, 2));
+  }
+  register_module("body", body_);
+  apply([](torch::nn::Module& m) { DcganInit(m); });
+}
+
+torch::Tensor GeneratorImpl::forward(const torch::Tensor& z) { return body_->forward(z); }
+
+ClassifierImpl::ClassifierImpl() {
+  namespace tnn = torch::nn;
+  features_ = register_module(
+      "features",
+      tnn::Sequential(tnn::Conv2d(tnn::Conv2dOptions(1, 16, 5)), tnn::ReLU(),
+                      tnn::MaxPool2d(2), tnn::Conv2d(tnn::Conv2dOptions(16, 32, 5)), tnn::ReLU(),
+                      tnn::MaxPool2d(2), tnn::Flatten(), tnn::Linear(32 * 4 * 4, 64),
+                      tnn::ReLU()));
+  out_ = register_module("out", tnn::Linear(64, 10));
+}
+
+torch::Tensor ClassifierImpl::Features(const torch::Tensor& x) { return features_->forward(x); }
+torch::Tensor ClassifierImpl::forward(const torch::Tensor& x) { return out_->forward(Features(x)); }
+
+std::string DescribeModels(Dataset data) {
+  if (data == Dataset::kMnist) {
+    return "G: z(64) -> Linear 3136 -> BN -> ReLU -> [64,7,7] -> ConvT 4x4/2 32 -> BN -> ReLU -> "
+           "ConvT 4x4/2 1 -> tanh (28x28). D: Conv 4x4/2 16 (14x14) -> act1 -> Conv 4x4/2 32 "
+           "(7x7) -> [BN] -> act2 -> Conv 3x3/2 64 (4x4) -> [BN] -> act3 -> Conv 3x3/1 64 "
+           "(4x4) -> [BN] -> act4 -> Linear 1024 -> 1. Adam 2e-4, betas (0.5, 0.999), batch 64, "
+           "non-saturating loss; DCGAN init N(0, 0.02).";
+  }
+  return "G: z(8) -> 128 -> ReLU -> 128 -> ReLU -> 2. D: 2 -> 64 -> act1 -> 64 -> [BN] -> act2 "
+         "-> 64 -> [BN] -> act3 -> 64 -> [BN] -> act4 -> 1. Adam 2e-4, betas (0.5, 0.999), batch "
+         "256, non-saturating loss.";
+}
+
+}  // namespace leaky::gan

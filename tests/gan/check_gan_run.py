@@ -1,0 +1,103 @@
+"""`leaky gan` end to end on ring8: valid results.json with every key the
+lab promises, bit-for-bit the same file from the same seed and thread count
+(wall-time fields aside), a self-contained report that headless Chromium
+renders without console errors, and Ctrl-C that still writes the report.
+
+usage: check_gan_run.py <leaky binary> <scratch dir>"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+leaky, scratch = sys.argv[1], sys.argv[2]
+shutil.rmtree(scratch, ignore_errors=True)
+os.makedirs(scratch)
+FINAL_KEYS = {"d_loss", "g_loss", "d_real", "d_fake", "sparsity_zero", "sparsity_nonpos",
+              "dead_channels", "grad_norm_first_layer", "modes_covered", "high_quality_share",
+              "step_ms"}
+TIMING_KEYS = {"step_ms", "speed_check", "source"}  # source: a path with the run name
+
+
+def run(name, *extra):
+    cmd = [leaky, "gan", "--preset", "ring8", "--steps", "60", "--log-every", "10", "--seeds",
+           "2", "--acts", "relu,lrelu:0.2,prelu", "--d-act-layers", "2,4", "--threads", "1",
+           "--samples", "500", "--name", name, "--out", scratch, *extra]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr + result.stdout
+    with open(os.path.join(scratch, name, "results.json")) as f:
+        return json.load(f)
+
+
+def without_timing(value):
+    if isinstance(value, dict):
+        return {k: without_timing(v) for k, v in value.items() if k not in TIMING_KEYS}
+    if isinstance(value, list):
+        return [without_timing(v) for v in value]
+    return value
+
+
+first = run("first")
+assert first["dataset"] == "ring8" and len(first["variants"]) == 3, first.keys()
+for variant in first["variants"]:
+    final = variant["final"]
+    missing = FINAL_KEYS - set(final)
+    assert not missing, (variant["name"], missing)
+    for key in ("sparsity_zero", "sparsity_nonpos", "dead_channels"):
+        assert len(final[key]) == 4 and all(0 <= v <= 1 for v in final[key]), (key, final[key])
+    assert 0 <= final["modes_covered"] <= 8
+    assert variant["seeds_completed"] == 2 and len(variant["history"]) == 2
+    assert len(variant["history"][0]) == 6, len(variant["history"][0])  # steps 10..60
+    assert set(variant["summary"]["d_loss"]) == {"mean", "std", "ci_low", "ci_high", "n"}
+    run_dir = os.path.join(scratch, "first", variant["name"])
+    assert os.path.exists(os.path.join(run_dir, "seed0.csv"))
+    assert os.path.exists(os.path.join(run_dir, "samples_step60.png"))
+# ReLU's layers 2 and 4 output exact zeros; LeakyReLU's do not.
+relu, lrelu = first["variants"][0]["final"], first["variants"][1]["final"]
+assert relu["sparsity_zero"][1] > 0.05 and lrelu["sparsity_zero"][1] == 0.0, (relu, lrelu)
+assert "precision" in first and len(first["precision"]["rows"]) == 6
+assert first["speed_check"]["ratio"] > 0
+
+second = run("second", "--no-speed-check")
+assert without_timing(first)["variants"] == without_timing(second)["variants"], \
+    "the same seeds gave different results"
+assert without_timing({k: v for k, v in first.items() if k != "name"}) == \
+    without_timing({k: v for k, v in second.items() if k != "name"})
+
+report = os.path.join(scratch, "first", "report.html")
+html = open(report).read()
+assert html.count("<svg") >= 18 and "data:image/png;base64," in html, "report lacks charts or samples"
+assert "http://" not in html.replace("http://www.w3.org/2000/svg", ""), "report needs the network"
+assert "https://" not in html
+
+# Headless Chromium renders it with no console errors.
+profile = tempfile.mkdtemp()
+chromium = subprocess.run(
+    ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+     f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+     "--virtual-time-budget=3000", "--dump-dom", "file://" + os.path.abspath(report)],
+    capture_output=True, text=True, timeout=120)
+shutil.rmtree(profile, ignore_errors=True)
+assert chromium.returncode == 0, chromium.stderr
+assert "<h1>GAN lab: first</h1>" in chromium.stdout, chromium.stdout[:500]
+console = [line for line in chromium.stderr.splitlines() if "CONSOLE" in line]
+assert not console, console
+
+# Ctrl-C: stops, exits 130, still writes results.json and the report.
+proc = subprocess.Popen([leaky, "gan", "--preset", "ring8", "--steps", "100000", "--threads", "1",
+                         "--name", "interrupted", "--out", scratch, "--seeds", "2",
+                         "--acts", "relu,lrelu:0.2"],
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+time.sleep(6)
+proc.send_signal(signal.SIGINT)
+out, err = proc.communicate(timeout=120)
+assert proc.returncode == 130, (proc.returncode, err[-2000:])
+with open(os.path.join(scratch, "interrupted", "results.json")) as f:
+    interrupted = json.load(f)
+assert interrupted["stopped_early"] is True
+assert os.path.exists(os.path.join(scratch, "interrupted", "report.html"))
+print("gan end to end: ok")
