@@ -50,9 +50,15 @@ struct prelu_backward_op {
   }
 };
 
-// RReLU's training slope per lane: lower + u * (upper - lower).
+// RReLU's training slope per lane, lower + u * (upper - lower), and what
+// both directions tell the positional loop (flat, random words, no mask).
 template <class D>
 struct RreluSlopes {
+  static constexpr bool kPositional = true;
+  static constexpr bool kRandom = true;
+  static constexpr bool kHalfWords = false;
+  static constexpr bool kWritesMask = false;
+  static constexpr bool kFlat = true;
   using T = hn::TFromD<D>;
   uint64_t seed, offset;
   hn::Vec<D> low, range;
@@ -69,23 +75,16 @@ struct RreluSlopes {
 // Training forward: y = x <= 0 ? x * r : x; noise (aux, may be null) gets
 // x <= 0 ? r : 1.
 template <class Codec>
-struct rrelu_forward_op {
+struct rrelu_forward_op : RreluSlopes<typename Codec::D> {
   static constexpr bool kBackward = false;  // sources: x
-  static constexpr bool kPositional = true;
-  static constexpr bool kRandom = true;
-  static constexpr bool kHalfWords = false;
-  static constexpr bool kWritesMask = false;
-  static constexpr bool kFlat = true;
   using D = typename Codec::D;
   using Storage = typename Codec::Storage;
-  RreluSlopes<D> slopes;
-  uint64_t seed, offset;
   Storage* noise;
   rrelu_forward_op(const kernels::Params& p, double, void* aux)
-      : slopes(p), seed(p.seed), offset(p.offset), noise(static_cast<Storage*>(aux)) {}
+      : RreluSlopes<D>(p), noise(static_cast<Storage*>(aux)) {}
   HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t e, size_t count,
                                    uint64_t*, hn::Vec<D> x) const {
-    const hn::Vec<D> r = slopes.At(d, words);
+    const hn::Vec<D> r = this->At(d, words);
     const auto negative = hn::Le(x, hn::Zero(d));
     if (noise != nullptr) {
       const hn::Vec<D> v = hn::IfThenElse(negative, r, hn::Set(d, hn::TFromD<D>(1)));
@@ -98,21 +97,13 @@ struct rrelu_forward_op {
 
 // Training backward: dx = x <= 0 ? dy * r : dy, r drawn again.
 template <class Codec>
-struct rrelu_backward_op {
+struct rrelu_backward_op : RreluSlopes<typename Codec::D> {
   static constexpr bool kBackward = true;  // sources: dy, x
-  static constexpr bool kPositional = true;
-  static constexpr bool kRandom = true;
-  static constexpr bool kHalfWords = false;
-  static constexpr bool kWritesMask = false;
-  static constexpr bool kFlat = true;
   using D = typename Codec::D;
-  RreluSlopes<D> slopes;
-  uint64_t seed, offset;
-  rrelu_backward_op(const kernels::Params& p, double, void*)
-      : slopes(p), seed(p.seed), offset(p.offset) {}
+  rrelu_backward_op(const kernels::Params& p, double, void*) : RreluSlopes<D>(p) {}
   HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t, uint64_t*,
                                    hn::Vec<D> dy, hn::Vec<D> x) const {
-    return hn::IfThenElse(hn::Le(x, hn::Zero(d)), hn::Mul(dy, slopes.At(d, words)), dy);
+    return hn::IfThenElse(hn::Le(x, hn::Zero(d)), hn::Mul(dy, this->At(d, words)), dy);
   }
 };
 
