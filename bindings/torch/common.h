@@ -5,10 +5,12 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include <cmath>
+#include <initializer_list>
 
 #include "leaky/leaky.h"
 
@@ -86,6 +88,18 @@ inline at::Tensor CheckedPerChannel(const at::Tensor& t, size_t channels, const 
   TORCH_CHECK(t.scalar_type() == x.scalar_type(), "leaky::", op, ": ", name, " is ",
               t.scalar_type(), " but x is ", x.scalar_type());
   return t.contiguous();
+}
+
+// True when autograd must record a call: grad mode is on and an input
+// requires grad. Otherwise the Autograd kernels go straight below the
+// autograd key: a custom Function allocates a graph node on every call,
+// which shows at 4 Ki elements.
+inline bool Records(std::initializer_list<const at::Tensor*> inputs) {
+  if (!at::GradMode::is_enabled()) return false;
+  for (const at::Tensor* t : inputs) {
+    if (t->defined() && t->requires_grad()) return true;
+  }
+  return false;
 }
 
 template <class Signature>

@@ -157,6 +157,10 @@ class PreluBackwardFunction : public torch::autograd::Function<PreluBackwardFunc
 };
 
 at::Tensor PreluAutograd(const at::Tensor& self, const at::Tensor& weight) {
+  if (!Records({&self, &weight})) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return CallPrelu(self, weight);
+  }
   return PreluFunction::apply(self, weight);
 }
 std::tuple<at::Tensor, at::Tensor> PreluBackwardAutograd(const at::Tensor& grad_output,
@@ -296,6 +300,11 @@ class RreluBackwardFunction : public torch::autograd::Function<RreluBackwardFunc
 
 at::Tensor RreluAutograd(const at::Tensor& self, double lower, double upper, bool training,
                          int64_t seed, int64_t offset) {
+  if (!Records({&self})) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    static const auto op = Find<RreluSignature>("leaky::rrelu");
+    return op.call(self, lower, upper, training, seed, offset);
+  }
   return RreluFunction::apply(self, lower, upper, training, seed, offset);
 }
 at::Tensor RreluBackwardAutograd(const at::Tensor& grad_output, const at::Tensor& self,
