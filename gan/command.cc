@@ -103,7 +103,7 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
       std::string acts = "relu,lrelu:0.2", layers = "2,4", norm = "none";
       if (o->preset == "default") {
         c.name = "gan-demo";
-        c.steps = 500;
+        c.steps = 800;
       } else if (o->preset == "dcgan-3000") {
         c.name = "dcgan-3000";
         c.steps = 3000;
