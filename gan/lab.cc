@@ -229,9 +229,14 @@ json TrainOne(Shared& s, const Variant& v, int seed, Progress& progress,
       progress.done_steps += c.log_every;
       const double elapsed = Seconds(progress.started);
       const double rate = progress.done_steps / std::max(elapsed, 1e-9);
-      std::fprintf(stderr, "\r[%d/%d] %-22s seed %d  step %5d/%d  %6.1f steps/s  ETA %s   ",
-                   progress.run_index, progress.run_count, v.name.c_str(), seed, step, c.steps,
-                   rate, Duration((progress.total_steps - progress.done_steps) / rate).c_str());
+      char bar[21];
+      const int filled = 20 * step / c.steps;
+      for (int i = 0; i < 20; ++i) bar[i] = i < filled ? '#' : '.';
+      bar[20] = '\0';
+      std::fprintf(stderr, "\r[%d/%d] %-16s seed %d [%s] step %5d/%d  %6.1f steps/s  ETA %s  ",
+                   progress.run_index, progress.run_count, v.name.c_str(), seed, bar, step,
+                   c.steps, rate,
+                   Duration((progress.total_steps - progress.done_steps) / rate).c_str());
     }
     if (seed == 0 && std::find(std::begin(checkpoints), std::end(checkpoints), step) !=
                          std::end(checkpoints)) {
