@@ -20,6 +20,7 @@ using leaky::internal::CheckBuffer;
 using leaky::internal::CheckDisjoint;
 using leaky::internal::CheckFiniteParameter;
 using leaky::internal::CheckNoPartialOverlap;
+using leaky::internal::CheckStreamRange;
 using leaky::internal::ElementBytes;
 using leaky::internal::Fail;
 using leaky::internal::InPlacePolicy;
@@ -102,13 +103,6 @@ leaky_status CheckDropoutP(const char* function, double p, Shape* shape) {
   }
   shape->params.dropout_p = p;
   shape->params.dropout_threshold = leaky::reference::dropout_threshold(p);
-  return LEAKY_OK;
-}
-
-leaky_status CheckStreamRange(const char* function, uint64_t offset, size_t n) {
-  if (n > UINT64_MAX - offset) {
-    return Fail(LEAKY_ERROR_SIZE, "%s: offset + n exceeds 2^64 stream words", function);
-  }
   return LEAKY_OK;
 }
 

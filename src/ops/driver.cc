@@ -180,6 +180,13 @@ leaky_status CheckDisjoint(const char* function, const char* a_name, const void*
   return LEAKY_OK;
 }
 
+leaky_status CheckStreamRange(const char* function, uint64_t offset, size_t n) {
+  if (n > UINT64_MAX - offset) {
+    return Fail(LEAKY_ERROR_SIZE, "%s: offset + n exceeds 2^64 stream words", function);
+  }
+  return LEAKY_OK;
+}
+
 leaky_status CheckFiniteParameter(const char* function, const char* name, double value) {
   if (!std::isfinite(value)) {
     return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: %s = %g is not finite", function, name, value);

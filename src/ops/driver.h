@@ -44,6 +44,10 @@ leaky_status CheckDisjoint(const char* function, const char* a_name, const void*
 
 leaky_status CheckFiniteParameter(const char* function, const char* name, double value);
 
+// A call over n elements takes random-stream positions [offset, offset + n):
+// they must not run past 2^64 (RReLU, dropout).
+leaky_status CheckStreamRange(const char* function, uint64_t offset, size_t n);
+
 // In-place calls keep the automatic policy from streaming: the output lines
 // were just read, so they sit in cache and a non-temporal store only evicts
 // them (measured: f32 in-place, 64 Mi elements, 2 threads, 14.5 GB/s

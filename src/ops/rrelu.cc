@@ -12,6 +12,7 @@ using leaky::internal::CheckBuffer;
 using leaky::internal::CheckDisjoint;
 using leaky::internal::CheckFiniteParameter;
 using leaky::internal::CheckNoPartialOverlap;
+using leaky::internal::CheckStreamRange;
 using leaky::internal::ElementBytes;
 using leaky::internal::Fail;
 using leaky::internal::InPlacePolicy;
@@ -41,9 +42,7 @@ leaky_status CheckRrelu(const char* function, leaky_dtype dtype, size_t n,
     return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: lower = %g is greater than upper = %g",
                 function, p->lower, p->upper);
   }
-  if (n > UINT64_MAX - p->offset) {
-    return Fail(LEAKY_ERROR_SIZE, "%s: offset + n exceeds 2^64 stream words", function);
-  }
+  LEAKY_RETURN_IF_ERROR(CheckStreamRange(function, p->offset, n));
   call->params.lower = p->lower;
   call->params.upper = p->upper;
   call->params.seed = p->seed;
