@@ -235,7 +235,12 @@ std::string RenderReport(const json& results, const std::string& run_dir) {
     html << "<p>Speed check, same run: a discriminator training step with this library's "
             "LeakyReLU took " << Number(s["leaky_ms"].get<double>()) << " ms, with "
             "torch::nn::LeakyReLU " << Number(s["torch_ms"].get<double>()) << " ms (ratio "
-         << Number(s["ratio"].get<double>(), "%.3f") << ").</p>";
+         << Number(s["ratio"].get<double>(), "%.3f");
+    if (s.contains("ratio_quartiles")) {
+      html << ", quartiles " << Number(s["ratio_quartiles"][0].get<double>(), "%.3f") << " to "
+           << Number(s["ratio_quartiles"][1].get<double>(), "%.3f");
+    }
+    html << "; " << Escape(s["what"].get<std::string>()) << ").</p>";
   }
   html << "<h2>Summary</h2>" << SummaryTable(results) << "<h2>Training curves</h2>"
        << Legend(results) << "<div class=\"charts\">";

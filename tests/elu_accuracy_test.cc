@@ -52,6 +52,9 @@ struct Coefficients {
 // Plain ELU (the error of expm1/exp alone) and SELU-like coefficients.
 constexpr Coefficients kPlain{1.0, 1.0, 1.0};
 constexpr Coefficients kSelu{1.6732632423543772, 1.0507009873554805, 0.75};
+// A negative input_scale sends x <= 0 to expm1 of a positive argument:
+// the kernels take Highway's general expm1 there.
+constexpr Coefficients kNegativeInputScale{1.0, 1.0, -0.5};
 
 template <class T>
 int64_t MaxForwardError(const std::vector<T>& x, Coefficients c) {
@@ -93,11 +96,11 @@ void CheckAllHalfPatterns(const char* name) {
     dy[b] = T(uniform(rng));
   }
   ForEachTarget([&](const std::string& target) {
-    for (const Coefficients c : {kPlain, kSelu}) {
+    for (const Coefficients c : {kPlain, kSelu, kNegativeInputScale}) {
       const int64_t forward = MaxForwardError(x, c);
       const int64_t backward = MaxBackwardError(x, dy, c);
-      std::printf("[ measured ] %s %s alpha=%g: forward max %lld ulp, backward max %lld ulp\n",
-                  name, target.c_str(), c.alpha, static_cast<long long>(forward),
+      std::printf("[ measured ] %s %s alpha=%g input_scale=%g: forward max %lld ulp, backward max %lld ulp\n",
+                  name, target.c_str(), c.alpha, c.input_scale, static_cast<long long>(forward),
                   static_cast<long long>(backward));
       EXPECT_LE(forward, reference::kEluForwardMaxUlpHalf) << target;
       EXPECT_LE(backward, reference::kEluBackwardMaxUlpHalf) << target;
@@ -124,16 +127,27 @@ TEST(EluAccuracy, DenseFloat32) {
   std::uniform_real_distribution<float> uniform(-3.0f, 3.0f);
   for (float& g : dy) g = uniform(rng);
   ForEachTarget([&](const std::string& target) {
-    for (const Coefficients c : {kPlain, kSelu}) {
+    for (const Coefficients c : {kPlain, kSelu, kNegativeInputScale}) {
       const int64_t forward = MaxForwardError(x, c);
       const int64_t backward = MaxBackwardError(x, dy, c);
-      std::printf("[ measured ] f32 %s alpha=%g: forward max %lld ulp, backward max %lld ulp "
+      std::printf("[ measured ] f32 %s alpha=%g input_scale=%g: forward max %lld ulp, backward max %lld ulp "
                   "(%zu inputs)\n",
-                  target.c_str(), c.alpha, static_cast<long long>(forward),
+                  target.c_str(), c.alpha, c.input_scale, static_cast<long long>(forward),
                   static_cast<long long>(backward), x.size());
       EXPECT_LE(forward, reference::kEluForwardMaxUlpF32) << target;
       EXPECT_LE(backward, reference::kEluBackwardMaxUlpF32) << target;
     }
+  });
+}
+
+// input_scale 0 sends -inf to expm1(NaN): NaN must come out (the f32
+// kernel's clamps would otherwise turn it into a number), and +-0 and
+// finite inputs give expm1(0) = 0 times the coefficient.
+TEST(EluAccuracy, ZeroInputScaleSpecials) {
+  const std::vector<float> x = {-INFINITY, -1.0f, -0.0f, 0.0f, NAN, INFINITY, -1e-40f, -3e38f};
+  ForEachTarget([&](const std::string& target) {
+    const int64_t forward = MaxForwardError(x, Coefficients{1.5, 2.0, 0.0});
+    EXPECT_EQ(forward, 0) << target;
   });
 }
 
@@ -152,13 +166,15 @@ TEST(EluAccuracy, RandomFloat64) {
     dy.push_back(1.25);
   }
   ForEachTarget([&](const std::string& target) {
-    for (const Coefficients c : {kPlain, kSelu}) {
+    for (const Coefficients c : {kPlain, kSelu, kNegativeInputScale}) {
       const int64_t forward = MaxForwardError(x, c);
       const int64_t backward = MaxBackwardError(x, dy, c);
-      std::printf("[ measured ] f64 %s alpha=%g: forward max %lld ulp, backward max %lld ulp\n",
-                  target.c_str(), c.alpha, static_cast<long long>(forward),
+      std::printf("[ measured ] f64 %s alpha=%g input_scale=%g: forward max %lld ulp, backward max %lld ulp\n",
+                  target.c_str(), c.alpha, c.input_scale, static_cast<long long>(forward),
                   static_cast<long long>(backward));
-      EXPECT_LE(forward, reference::kEluForwardMaxUlpF64) << target;
+      EXPECT_LE(forward, c.input_scale < 0 ? reference::kEluForwardMaxUlpF64NegativeInputScale
+                                           : reference::kEluForwardMaxUlpF64)
+          << target;
       EXPECT_LE(backward, reference::kEluBackwardMaxUlpF64) << target;
     }
   });
