@@ -31,46 +31,71 @@ namespace HWY_NAMESPACE {
 inline constexpr size_t kWordsPerGroup = 64;
 inline constexpr size_t kCountersPerGroup = 16;
 
-#if HWY_TARGET == HWY_SCALAR
-// One lane: the scalar definition is the kernel.
-HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t seed,
-                                 uint32_t* HWY_RESTRICT words) {
-  const std::array<uint32_t, 2> key{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
-  for (size_t g = 0; g < groups; ++g) {
-    for (size_t j = 0; j < kCountersPerGroup; ++j) {
-      const uint64_t counter = (first_group + g) * kCountersPerGroup + j;
-      const auto out = reference::philox4x32_10(
-          {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0}, key);
-      for (size_t w = 0; w < 4; ++w) words[g * kWordsPerGroup + w * 16 + j] = out[w];
-    }
+// Fills whole groups of stream words, a batch of counters per Step(), so
+// the positional loop can interleave the next chunk's Philox with this
+// chunk's loads and stores. The layout of `words`: group g (relative to the first) at
+// words + 64 g, word w of its counter j at 16 w + j.
+class StreamFiller {
+ public:
+  void Start(uint64_t first_group, size_t groups, uint64_t seed, uint32_t* HWY_RESTRICT words) {
+    first_counter_ = first_group * kCountersPerGroup;
+    counters_ = groups * kCountersPerGroup;
+    done_ = 0;
+    seed_ = seed;
+    words_ = words;
   }
-}
+  bool Done() const { return done_ >= counters_; }
+  HWY_INLINE void Step() {
+    if (!Done()) Batch();
+  }
+  HWY_INLINE void Finish() {
+    while (!Done()) Batch();
+  }
+  // Counters per Step().
+  static size_t BatchCounters() {
+#if HWY_TARGET == HWY_SCALAR
+    return kCountersPerGroup;
 #else
-// Philox keeps each counter's four state words in the low halves of u64
-// lanes: MulEven (vpmuludq) reads only those and returns the whole 64-bit
-// product, so a round is 2 multiplies, 2 shifts and 4 xors per vector, and
-// the high halves may hold garbage (never read). kBatch independent vectors
-// run together: one alone is a chain of dependent multiplies; more than two
-// spill registers on AVX2 (measured: 2 was fastest of 2, 4, 6, 8).
-inline constexpr size_t kBatch = 2;
+    return kBatch * hn::Lanes(hn::ScalableTag<uint64_t>());
+#endif
+  }
 
-HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t seed,
-                                 uint32_t* HWY_RESTRICT words) {
-  const hn::ScalableTag<uint32_t> du;
-  const hn::Repartition<uint64_t, decltype(du)> d64;
-  using V = hn::Vec<decltype(d64)>;
-  const size_t lanes64 = hn::Lanes(d64);
-  static_assert(HWY_MAX_BYTES / 4 <= kCountersPerGroup, "a vector spans at most one group");
-  static_assert(kBatch % 2 == 0, "u64 vectors pair up into u32 vectors");
-  const auto m0 = hn::Set(du, 0xD2511F53u), m1 = hn::Set(du, 0xCD9E8D57u);
-  const V iota = hn::Iota(d64, 0);
-  const uint64_t first_counter = first_group * kCountersPerGroup;
-  const size_t counters = groups * kCountersPerGroup;
-  // Whole batches: the last may run past `groups` (words has room for it).
-  for (size_t done = 0; done < counters; done += kBatch * lanes64) {
+ private:
+#if HWY_TARGET == HWY_SCALAR
+  // One lane: the scalar definition is the kernel; a batch is one group.
+  HWY_INLINE void Batch() {
+    const std::array<uint32_t, 2> key{static_cast<uint32_t>(seed_),
+                                      static_cast<uint32_t>(seed_ >> 32)};
+    uint32_t* out = words_ + done_ / kCountersPerGroup * kWordsPerGroup;
+    for (size_t j = 0; j < kCountersPerGroup; ++j) {
+      const uint64_t counter = first_counter_ + done_ + j;
+      const auto r = reference::philox4x32_10(
+          {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0}, key);
+      for (size_t w = 0; w < 4; ++w) out[w * 16 + j] = r[w];
+    }
+    done_ += kCountersPerGroup;
+  }
+#else
+  // Philox keeps each counter's four state words in the low halves of u64
+  // lanes: MulEven (vpmuludq) reads only those and returns the whole 64-bit
+  // product, so a round is 2 multiplies, 2 shifts and 4 xors per vector, and
+  // the high halves may hold garbage (never read). kBatch independent vectors
+  // run together: one alone is a chain of dependent multiplies; more than two
+  // spill registers on AVX2 (measured: 2 was fastest of 2, 4, 6, 8).
+  static constexpr size_t kBatch = 2;
+  HWY_INLINE void Batch() {
+    const hn::ScalableTag<uint32_t> du;
+    const hn::Repartition<uint64_t, decltype(du)> d64;
+    using V = hn::Vec<decltype(d64)>;
+    const size_t lanes64 = hn::Lanes(d64);
+    static_assert(HWY_MAX_BYTES / 4 <= kCountersPerGroup, "a vector spans at most one group");
+    static_assert(kBatch % 2 == 0, "u64 vectors pair up into u32 vectors");
+    const auto m0 = hn::Set(du, 0xD2511F53u), m1 = hn::Set(du, 0xCD9E8D57u);
+    const V iota = hn::Iota(d64, 0);
+    // The last batch may run past the groups (words has room for it).
     V c0[kBatch], c1[kBatch], c2[kBatch], c3[kBatch];
     for (size_t k = 0; k < kBatch; ++k) {
-      const uint64_t base = first_counter + done + k * lanes64;
+      const uint64_t base = first_counter_ + done_ + k * lanes64;
       // The counters of one u32 vector share their high word: base is a
       // multiple of the lane count, which divides 16.
       c0[k] = hn::Add(iota, hn::Set(d64, base & 0xFFFFFFFFu));
@@ -78,7 +103,7 @@ HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t s
       c2[k] = hn::Zero(d64);
       c3[k] = hn::Zero(d64);
     }
-    uint64_t k0 = static_cast<uint32_t>(seed), k1 = seed >> 32;
+    uint64_t k0 = static_cast<uint32_t>(seed_), k1 = seed_ >> 32;
     for (int round = 0; round < 10; ++round) {
       const V key0 = hn::Set(d64, k0), key1 = hn::Set(d64, k1);
       for (size_t k = 0; k < kBatch; ++k) {
@@ -93,8 +118,8 @@ HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t s
       k1 = static_cast<uint32_t>(k1 + 0xBB67AE85u);
     }
     for (size_t k = 0; k < kBatch; k += 2) {
-      const size_t counter = done + k * lanes64;  // relative to first_counter
-      uint32_t* out = words + (counter / kCountersPerGroup) * kWordsPerGroup +
+      const size_t counter = done_ + k * lanes64;  // relative to first_counter_
+      uint32_t* out = words_ + (counter / kCountersPerGroup) * kWordsPerGroup +
                       counter % kCountersPerGroup;
       // The low halves of a pair of u64 vectors, in counter order.
       hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c0[k + 1]), hn::BitCast(du, c0[k])), du, out);
@@ -102,37 +127,35 @@ HWY_INLINE void FillStreamGroups(uint64_t first_group, size_t groups, uint64_t s
       hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c2[k + 1]), hn::BitCast(du, c2[k])), du, out + 32);
       hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c3[k + 1]), hn::BitCast(du, c3[k])), du, out + 48);
     }
+    done_ += kBatch * lanes64;
   }
-}
 #endif
+  uint64_t first_counter_ = 0, seed_ = 0;
+  size_t counters_ = 0, done_ = 0;
+  uint32_t* words_ = nullptr;
+};
 
 // Elements per chunk: one batch of random words, one batch of mask bits.
 inline constexpr size_t kPositionalChunk = 256;
 
-// The random words of stream positions [first, first + count), count <=
-// kPositionalChunk, into `words` (which has room for whole groups); returns
-// where position `first` landed.
-HWY_INLINE const uint32_t* StreamWords(uint64_t seed, uint64_t first, size_t count,
-                                       uint32_t* HWY_RESTRICT words) {
-  const uint64_t first_group = first / kWordsPerGroup;
-  const uint64_t last_group = (first + count - 1) / kWordsPerGroup;
-  FillStreamGroups(first_group, static_cast<size_t>(last_group - first_group + 1), seed, words);
-  return words + (first - first_group * kWordsPerGroup);
-}
-
 // Dropout draws 16 bits per element: stream position s uses the low half
-// (s % 128 < 64) or the high half of word 64 (s / 128) + s % 64. Expands
-// the half words of positions [first, first + count) into one u32 each, in
-// position order, and returns where position `first` landed in `out`.
+// (s % 128 < 64) or the high half of word 64 (s / 128) + s % 64. Other ops
+// draw a word per element: position s is word s.
 inline constexpr size_t kHalfWordsPerGroup = 2 * kWordsPerGroup;
 
-HWY_INLINE const uint32_t* StreamHalfWords(uint64_t seed, uint64_t first, size_t count,
-                                           uint32_t* HWY_RESTRICT words,
-                                           uint32_t* HWY_RESTRICT out) {
-  const uint64_t first_group = first / kHalfWordsPerGroup;
-  const size_t groups =
-      static_cast<size_t>((first + count - 1) / kHalfWordsPerGroup - first_group + 1);
-  FillStreamGroups(first_group, groups, seed, words);
+// The stream groups that hold positions [first, first + count).
+struct ChunkGroups {
+  uint64_t first_group;
+  size_t groups;
+  ChunkGroups(uint64_t first, size_t count, size_t positions_per_group)
+      : first_group(first / positions_per_group),
+        groups(static_cast<size_t>((first + count - 1) / positions_per_group - first_group + 1)) {}
+};
+
+// Expands the half words of `groups` whole groups into one u32 each, in
+// position order.
+HWY_INLINE void ExpandHalfWords(size_t groups, const uint32_t* HWY_RESTRICT words,
+                                uint32_t* HWY_RESTRICT out) {
   const hn::ScalableTag<uint32_t> du;
   const size_t lanes = hn::Lanes(du);
   const auto low16 = hn::Set(du, 0xFFFFu);
@@ -143,7 +166,6 @@ HWY_INLINE const uint32_t* StreamHalfWords(uint64_t seed, uint64_t first, size_t
       hn::StoreU(hn::ShiftRight<16>(w), du, out + g * kHalfWordsPerGroup + kWordsPerGroup + e);
     }
   }
-  return out + (first - first_group * kHalfWordsPerGroup);
 }
 
 // One bit per element, bit e % 8 of byte e / 8. Bytes wholly inside
@@ -245,12 +267,16 @@ HWY_INLINE hn::Mask<D> WordsAtLeast(D d, const uint32_t* words, uint32_t thresho
 // dst[i] = op(d, ...) for the n elements whose absolute indices are
 // [index, index + n), in chunks. Op provides:
 //   kRandom: whether it needs stream words (then seed and offset members);
-//   kHalfWords: 16 random bits per element (StreamHalfWords), not 32;
+//   kHalfWords: 16 random bits per element (ExpandHalfWords), not 32;
 //   kWritesMask: whether it reports one bit per element for `op.mask`;
 //   op(d, words, e, count, kept, sources...): the vector of elements
 //     [e, e + count) (absolute indices), count == Lanes(d) except at the
 //     end; `words` are their stream words (null when !kRandom); the op sets
 //     *kept to their mask bits when kWritesMask.
+// The next chunk's Philox runs a batch at a time inside this chunk's loop
+// (every 64 elements), so its arithmetic overlaps this chunk's loads and
+// stores (measured: about 4% off dropout at 1 thread; the loop is
+// compute-bound, so the two mostly add up anyway).
 // The mask bits gather in a local word (a member would round-trip through
 // memory every vector) and go out a chunk at a time.
 // With `stream`, vector-aligned whole vectors go out as non-temporal stores.
@@ -262,18 +288,44 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
   const size_t lanes = hn::Lanes(d);
   const size_t vector_bytes = lanes * sizeof(Storage);
   stream = stream && Codec::kCanStream;
-  // Whole groups around the chunk, plus a partial last batch of counters.
-  alignas(64) uint32_t words[kPositionalChunk + 5 * kWordsPerGroup];
-  // Half words: at most 4 groups of 128 cover a chunk, plus one vector.
-  alignas(64) uint32_t half_words[4 * kHalfWordsPerGroup + 16];
+  constexpr size_t kPositionsPerGroup = Op::kHalfWords ? kHalfWordsPerGroup : kWordsPerGroup;
+  // Two chunks' words (this one's, the next one's): whole groups around a
+  // chunk, plus a partial last batch of counters.
+  alignas(64) uint32_t words[2][kPositionalChunk + 5 * kWordsPerGroup];
+  // Half words: at most 3 groups of 128 cover a chunk.
+  alignas(64) uint32_t half_words[3 * kHalfWordsPerGroup];
   uint64_t bits[kPositionalChunk / 64 + 1];
-  for (size_t i = 0; i < n; i += kPositionalChunk) {
+  StreamFiller filler;
+  size_t steps_per_block = 0;  // filler batches per 64 elements
+  // Starts the words of the chunk at element i into words[slot].
+  auto start_chunk = [&](size_t i, size_t slot) {
+    const ChunkGroups g(op.offset + index + i, HWY_MIN(kPositionalChunk, n - i),
+                        kPositionsPerGroup);
+    filler.Start(g.first_group, g.groups, op.seed, words[slot]);
+    const size_t batches = (g.groups * kCountersPerGroup + StreamFiller::BatchCounters() - 1) /
+                           StreamFiller::BatchCounters();
+    steps_per_block = (batches + kPositionalChunk / 64 - 1) / (kPositionalChunk / 64);
+  };
+  if constexpr (Op::kRandom) {
+    if (n != 0) {
+      start_chunk(0, 0);
+      filler.Finish();
+    }
+  }
+  for (size_t i = 0, slot = 0; i < n; i += kPositionalChunk, slot ^= 1) {
     const size_t count = HWY_MIN(kPositionalChunk, n - i);
     const uint64_t first = index + i;
     const uint32_t* w = nullptr;
     if constexpr (Op::kRandom) {
-      w = Op::kHalfWords ? StreamHalfWords(op.seed, op.offset + first, count, words, half_words)
-                         : StreamWords(op.seed, op.offset + first, count, words);
+      const ChunkGroups g(op.offset + first, count, kPositionsPerGroup);
+      const uint64_t skip = op.offset + first - g.first_group * kPositionsPerGroup;
+      if constexpr (Op::kHalfWords) {
+        ExpandHalfWords(g.groups, words[slot], half_words);
+        w = half_words + skip;
+      } else {
+        w = words[slot] + skip;
+      }
+      if (i + kPositionalChunk < n) start_chunk(i + kPositionalChunk, slot ^ 1);
     }
     uint64_t word = 0, kept = 0;
     size_t j = 0;
@@ -287,6 +339,11 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
         if ((j + lanes) % 64 == 0) {
           bits[j / 64] = word;
           word = 0;
+        }
+      }
+      if constexpr (Op::kRandom) {
+        if ((j + lanes) % 64 == 0) {
+          for (size_t step = 0; step < steps_per_block; ++step) filler.Step();
         }
       }
       if (stream && reinterpret_cast<uintptr_t>(out) % vector_bytes == 0) {
@@ -303,6 +360,7 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
                           rest, dst + i + j);
       if constexpr (Op::kWritesMask) word |= (kept & ((uint64_t{1} << rest) - 1)) << (j % 64);
     }
+    if constexpr (Op::kRandom) filler.Finish();
     if constexpr (Op::kWritesMask) {
       if (count % 64 != 0) bits[count / 64] = word;  // the last, incomplete word
       StoreBits(bits, first, count, op.mask);
