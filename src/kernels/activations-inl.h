@@ -50,8 +50,9 @@ struct relu_backward_op {
 // expm1 polynomial on |r| <= ln2/2, but one reconstruction with one
 // rounding, 2^k * p + (2^k - 1) as a fused multiply-add (2^k - 1 is exact for
 // k >= -24; below, the result is -1 within an ulp), and no blends for ranges
-// the caller rules out. kNonPositive: t <= 0 (ELU with input_scale >= 0), so
-// t < -87 is clamped (expm1 is -1 there) and nothing can overflow. Otherwise
+// the caller rules out. kNonPositive: lanes with t > 0 come out unspecified
+// (ELU with input_scale >= 0 discards them: x > 0 there), t < -87 is clamped
+// (expm1 is -1 there) and nothing can overflow. Otherwise
 // (a negative input_scale) the top of the range is handled too: k = 128
 // scales by 2^127 and then 2, and t > 88.75 is +inf. Highway's Expm1 through
 // an out-of-line call cost 1.0 ns per element here, the kNonPositive form
@@ -61,12 +62,13 @@ template <bool kNonPositive, class D>
 HWY_INLINE hn::Vec<D> Expm1F32(D d, hn::Vec<D> t) {
   static_assert(sizeof(hn::TFromD<D>) == 4, "f32 compute only");
   const hn::RebindToSigned<D> di;
-  const float top = kNonPositive ? 0.0f : 88.75f;
+  const float top = 88.75f;
   // NaN: x86's min/max return their second operand when either is NaN, so
   // with t second a NaN lane stays NaN through every step; Highway's scalar
   // Min/Max return the other operand, so that target puts NaN back at the
   // end.
-  const auto clamped = hn::Max(hn::Set(d, -87.0f), hn::Min(hn::Set(d, top), t));
+  const auto low = hn::Set(d, -87.0f);
+  const auto clamped = kNonPositive ? hn::Max(low, t) : hn::Max(low, hn::Min(hn::Set(d, top), t));
   // k = round(t / ln2) by the 1.5 * 2^23 trick: the sum's low bits are k
   // (two's complement), and subtracting it again gives k as a float.
   const auto shifter = hn::Set(d, 12582912.0f);
