@@ -88,7 +88,7 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   struct Options {
     std::string preset = "default", data, acts, layers, norm, base = "lrelu:0.2", name, out = "runs",
                 data_dir = "data/mnist";
-    int steps = 0, seeds = 0, log_every = 0, threads = 0, samples = 0;
+    int steps = 0, seeds = 0, first_seed = 0, log_every = 0, threads = 0, samples = 0;
     bool speed_check = true;
   };
   auto o = std::make_shared<Options>();
@@ -103,6 +103,9 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--base-act", o->base, "the activation of the other layers");
   cmd->add_option("--steps", o->steps, "training steps per run");
   cmd->add_option("--seeds", o->seeds, "seeds per variant");
+  cmd->add_option("--first-seed", o->first_seed,
+                  "number of the first seed (runs of other seeds can be added later)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--log-every", o->log_every, "steps between measurements");
   cmd->add_option("--threads", o->threads, "torch threads (0: all)");
   cmd->add_option("--samples", o->samples, "generated samples for the quality metrics");
@@ -138,6 +141,7 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
       if (!o->name.empty()) c.name = o->name;
       if (o->steps > 0) c.steps = o->steps;
       if (o->seeds > 0) c.seeds = o->seeds;
+      c.first_seed = o->first_seed;
       if (o->log_every > 0) c.log_every = o->log_every;
       if (o->samples > 0) c.samples = o->samples;
       c.threads = o->threads;

@@ -173,7 +173,7 @@ json TrainOne(Shared& s, const Variant& v, int seed, Progress& progress,
     return torch::nn::functional::binary_cross_entropy_with_logits(logits, target);
   };
   const std::filesystem::path dir = s.run_dir / v.name;
-  if (seed == 0) std::filesystem::remove_all(dir);  // no samples left from an earlier run
+  if (seed == c.first_seed) std::filesystem::remove_all(dir);  // no samples left from an earlier run
   std::filesystem::create_directories(dir);
   std::vector<Row> rows;
   double step_seconds = 0, logged_seconds = 0;
@@ -238,7 +238,7 @@ json TrainOne(Shared& s, const Variant& v, int seed, Progress& progress,
                    c.steps, rate,
                    Duration((progress.total_steps - progress.done_steps) / rate).c_str());
     }
-    if (seed == 0 && std::find(std::begin(checkpoints), std::end(checkpoints), step) !=
+    if (seed == c.first_seed && std::find(std::begin(checkpoints), std::end(checkpoints), step) !=
                          std::end(checkpoints)) {
       torch::NoGradGuard no_grad;
       g->eval();
@@ -251,7 +251,7 @@ json TrainOne(Shared& s, const Variant& v, int seed, Progress& progress,
     }
   }
   WriteCsv(dir / ("seed" + std::to_string(seed) + ".csv"), rows);
-  if (seed == 0 && last_preact2.defined()) {
+  if (seed == c.first_seed && last_preact2.defined()) {
     const torch::Tensor flat = last_preact2.contiguous().to(torch::kFloat32).reshape({-1});
     std::ofstream out(dir / "preact_layer2.f32", std::ios::binary);
     out.write(reinterpret_cast<const char*>(flat.data_ptr<float>()),
@@ -352,7 +352,7 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
   bool stopped = false;
   for (const Variant& v : config.variants) {
     std::vector<json> finals, histories;
-    for (int seed = 0; seed < config.seeds && !stopped; ++seed) {
+    for (int seed = config.first_seed; seed < config.first_seed + config.seeds && !stopped; ++seed) {
       ++progress.run_index;
       json run = TrainOne(s, v, seed, progress, stop);
       if (run.is_null()) {
@@ -392,6 +392,7 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
                  {"dataset", config.data == Dataset::kMnist ? "mnist" : "ring8"},
                  {"steps", config.steps},
                  {"seeds", config.seeds},
+                 {"first_seed", config.first_seed},
                  {"batch", config.data == Dataset::kMnist ? config.batch : config.batch * 4},
                  {"log_every", config.log_every},
                  {"threads", torch::get_num_threads()},

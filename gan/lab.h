@@ -31,6 +31,7 @@ struct LabConfig {
   ActivationSpec base_act;      // the layers a variant does not choose
   int steps = 600;
   int seeds = 1;
+  int first_seed = 0;           // seeds first_seed .. first_seed + seeds - 1
   int log_every = 10;
   int batch = 64;
   int threads = 0;              // 0: torch's default
