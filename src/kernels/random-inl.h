@@ -63,7 +63,7 @@ class StreamFiller {
  private:
 #if HWY_TARGET == HWY_SCALAR
   // One lane: the scalar definition is the kernel; a batch is one group.
-  HWY_INLINE void Batch() {
+  HWY_NOINLINE void Batch() {
     const std::array<uint32_t, 2> key{static_cast<uint32_t>(seed_),
                                       static_cast<uint32_t>(seed_ >> 32)};
     uint32_t* out = words_ + done_ / kCountersPerGroup * kWordsPerGroup;
@@ -83,7 +83,7 @@ class StreamFiller {
   // run together: one alone is a chain of dependent multiplies; more than two
   // spill registers on AVX2 (measured: 2 was fastest of 2, 4, 6, 8).
   static constexpr size_t kBatch = 2;
-  HWY_INLINE void Batch() {
+  HWY_NOINLINE void Batch() {
     const hn::ScalableTag<uint32_t> du;
     const hn::Repartition<uint64_t, decltype(du)> d64;
     using V = hn::Vec<decltype(d64)>;
