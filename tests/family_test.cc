@@ -392,6 +392,14 @@ TEST(Family, ErrorsLeaveOutputsUntouched) {
          "noise");
   expect(leaky_rrelu_forward(LEAKY_F32, 1000, x, y, noise, nullptr, nullptr),
          LEAKY_ERROR_NULL_POINTER, "params");
+  // Evaluation delegates to LeakyReLU, but a bad buffer is still reported
+  // under RReLU's name.
+  leaky_rrelu_params eval = good;
+  eval.training = 0;
+  expect(leaky_rrelu_forward(LEAKY_F32, 1000, nullptr, y, nullptr, &eval, nullptr),
+         LEAKY_ERROR_NULL_POINTER, "leaky_rrelu_forward");
+  expect(leaky_rrelu_backward(LEAKY_F32, 1000, x, x, x + 500, &eval, nullptr), LEAKY_ERROR_OVERLAP,
+         "leaky_rrelu_backward");
 
   const leaky_bias_act_params params{LEAKY_ACT_LRELU, 0.2, 1.4, -1.0};
   for (double p : {-0.1, 1.0, std::nan("")}) {

@@ -61,12 +61,14 @@ extern "C" leaky_status leaky_rrelu_forward(leaky_dtype dtype, size_t n, const v
   RreluCall call;
   LEAKY_RETURN_IF_ERROR(CheckRrelu(kFunction, dtype, n, params, opts, &call));
   const size_t element_bytes = call.element_bytes;
-  if (!params->training) return leaky_relu_forward(dtype, n, x, y, MeanSlope(params), opts);
   if (n == 0) return LEAKY_OK;
   const size_t bytes = n * element_bytes;
   LEAKY_RETURN_IF_ERROR(CheckBuffer(kFunction, "x", x, n, element_bytes));
   LEAKY_RETURN_IF_ERROR(CheckBuffer(kFunction, "y", y, n, element_bytes));
   LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(kFunction, "y", y, "x", x, bytes));
+  // Checked here first, so a bad buffer is reported under this function's
+  // name, not the LeakyReLU it delegates to.
+  if (!params->training) return leaky_relu_forward(dtype, n, x, y, MeanSlope(params), opts);
   if (noise != nullptr) {
     LEAKY_RETURN_IF_ERROR(CheckDisjoint(kFunction, "noise", noise, bytes, "x", x, bytes));
     LEAKY_RETURN_IF_ERROR(CheckDisjoint(kFunction, "noise", noise, bytes, "y", y, bytes));
@@ -87,9 +89,6 @@ extern "C" leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const 
   RreluCall call;
   LEAKY_RETURN_IF_ERROR(CheckRrelu(kFunction, dtype, n, params, opts, &call));
   const size_t element_bytes = call.element_bytes;
-  if (!params->training) {
-    return leaky_relu_backward(dtype, n, dy, x, 0, dx, MeanSlope(params), opts);
-  }
   if (n == 0) return LEAKY_OK;
   const size_t bytes = n * element_bytes;
   LEAKY_RETURN_IF_ERROR(CheckBuffer(kFunction, "dy", dy, n, element_bytes));
@@ -97,6 +96,9 @@ extern "C" leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const 
   LEAKY_RETURN_IF_ERROR(CheckBuffer(kFunction, "dx", dx, n, element_bytes));
   LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(kFunction, "dx", dx, "dy", dy, bytes));
   LEAKY_RETURN_IF_ERROR(CheckNoPartialOverlap(kFunction, "dx", dx, "x", x, bytes));
+  if (!params->training) {
+    return leaky_relu_backward(dtype, n, dy, x, 0, dx, MeanSlope(params), opts);
+  }
   const leaky_tiling tiling =
       PlanForCpu(n, element_bytes, 3, InPlacePolicy(call.options, dx == dy || dx == x), dx, 0.0);
   RunTiles(tiling, leaky::kernels::Dispatched().rrelu_backward[dtype], call.params, dy, x, nullptr,
