@@ -102,6 +102,17 @@ inline bool Records(std::initializer_list<const at::Tensor*> inputs) {
   return false;
 }
 
+// An Autograd kernel's body: `direct()` below the autograd key when nothing
+// is recorded (see Records), else the custom Function with `args`.
+template <class Function, class Direct, class... Args>
+auto ApplyOrCall(std::initializer_list<const at::Tensor*> inputs, Direct direct, Args&&... args) {
+  if (!Records(inputs)) {
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    return direct();
+  }
+  return Function::apply(std::forward<Args>(args)...);
+}
+
 template <class Signature>
 c10::TypedOperatorHandle<Signature> Find(const char* name) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();

@@ -157,11 +157,8 @@ class PreluBackwardFunction : public torch::autograd::Function<PreluBackwardFunc
 };
 
 at::Tensor PreluAutograd(const at::Tensor& self, const at::Tensor& weight) {
-  if (!Records({&self, &weight})) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return CallPrelu(self, weight);
-  }
-  return PreluFunction::apply(self, weight);
+  return ApplyOrCall<PreluFunction>(
+      {&self, &weight}, [&] { return CallPrelu(self, weight); }, self, weight);
 }
 std::tuple<at::Tensor, at::Tensor> PreluBackwardAutograd(const at::Tensor& grad_output,
                                                          const at::Tensor& self,
@@ -293,19 +290,20 @@ class RreluBackwardFunction : public torch::autograd::Function<RreluBackwardFunc
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const at::Tensor d_grad =
         RreluArguments::Load(ctx).Backward(grad_outputs[0], ctx->get_saved_variables()[0]);
-    return {d_grad, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(),
-            at::Tensor()};
+    return {d_grad,       at::Tensor(), at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 at::Tensor RreluAutograd(const at::Tensor& self, double lower, double upper, bool training,
                          int64_t seed, int64_t offset) {
-  if (!Records({&self})) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    static const auto op = Find<RreluSignature>("leaky::rrelu");
-    return op.call(self, lower, upper, training, seed, offset);
-  }
-  return RreluFunction::apply(self, lower, upper, training, seed, offset);
+  return ApplyOrCall<RreluFunction>(
+      {&self},
+      [&] {
+        static const auto op = Find<RreluSignature>("leaky::rrelu");
+        return op.call(self, lower, upper, training, seed, offset);
+      },
+      self, lower, upper, training, seed, offset);
 }
 at::Tensor RreluBackwardAutograd(const at::Tensor& grad_output, const at::Tensor& self,
                                  double lower, double upper, bool training, int64_t seed,

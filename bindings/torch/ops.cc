@@ -665,13 +665,14 @@ at::Tensor BiasActAutograd(const at::Tensor& x, const c10::optional<at::Tensor>&
                            c10::string_view act, double alpha, double gain,
                            c10::optional<double> clamp, double dropout_p, int64_t seed,
                            int64_t offset) {
-  if (!Records({&x, b.has_value() ? &*b : &x})) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    const BiasActArguments a{dim, std::string(act), alpha, gain, clamp, dropout_p, seed, offset};
-    return std::get<0>(CallBiasAct(x, b, a));
-  }
-  return BiasActFunction::apply(x, b, dim, std::string(act), alpha, gain, clamp, dropout_p, seed,
-                                offset);
+  return ApplyOrCall<BiasActFunction>(
+      {&x, b.has_value() ? &*b : &x},
+      [&] {
+        const BiasActArguments a{dim, std::string(act), alpha, gain, clamp, dropout_p, seed,
+                                 offset};
+        return std::get<0>(CallBiasAct(x, b, a));
+      },
+      x, b, dim, std::string(act), alpha, gain, clamp, dropout_p, seed, offset);
 }
 
 std::tuple<at::Tensor, at::Tensor> BiasActBackwardAutograd(
@@ -684,11 +685,8 @@ std::tuple<at::Tensor, at::Tensor> BiasActBackwardAutograd(
 }
 
 at::Tensor LeakyReluAutograd(const at::Tensor& self, double negative_slope) {
-  if (!Records({&self})) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return CallLeakyRelu(self, negative_slope);
-  }
-  return LeakyReluFunction::apply(self, negative_slope);
+  return ApplyOrCall<LeakyReluFunction>(
+      {&self}, [&] { return CallLeakyRelu(self, negative_slope); }, self, negative_slope);
 }
 
 at::Tensor& LeakyReluInplaceAutograd(at::Tensor& self, double negative_slope) {
@@ -700,19 +698,15 @@ at::Tensor& LeakyReluInplaceAutograd(at::Tensor& self, double negative_slope) {
 
 at::Tensor LeakyReluBackwardAutograd(const at::Tensor& grad_output, const at::Tensor& self,
                                      double negative_slope, bool self_is_result) {
-  if (!Records({&grad_output, &self})) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return CallLeakyReluBackward(grad_output, self, negative_slope, self_is_result);
-  }
-  return LeakyReluBackwardFunction::apply(grad_output, self, negative_slope, self_is_result);
+  return ApplyOrCall<LeakyReluBackwardFunction>(
+      {&grad_output, &self},
+      [&] { return CallLeakyReluBackward(grad_output, self, negative_slope, self_is_result); },
+      grad_output, self, negative_slope, self_is_result);
 }
 
 at::Tensor ReluAutograd(const at::Tensor& self) {
-  if (!Records({&self})) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return CallRelu(self);
-  }
-  return ReluFunction::apply(self);
+  return ApplyOrCall<ReluFunction>(
+      {&self}, [&] { return CallRelu(self); }, self);
 }
 
 at::Tensor& ReluInplaceAutograd(at::Tensor& self) {
@@ -722,23 +716,18 @@ at::Tensor& ReluInplaceAutograd(at::Tensor& self) {
 }
 
 at::Tensor ReluBackwardAutograd(const at::Tensor& grad_output, const at::Tensor& result) {
-  if (!Records({&grad_output, &result})) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return CallReluBackward(grad_output, result);
-  }
-  return ReluBackwardFunction::apply(grad_output, result);
+  return ApplyOrCall<ReluBackwardFunction>(
+      {&grad_output, &result}, [&] { return CallReluBackward(grad_output, result); }, grad_output,
+      result);
 }
 
 at::Tensor EluAutograd(const at::Tensor& self, double alpha, double scale, double input_scale) {
-  if (!Records({&self})) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return CallElu(self, alpha, scale, input_scale);
-  }
-  return EluFunction::apply(self, alpha, scale, input_scale);
+  return ApplyOrCall<EluFunction>(
+      {&self}, [&] { return CallElu(self, alpha, scale, input_scale); }, self, alpha, scale,
+      input_scale);
 }
 
-at::Tensor& EluInplaceAutograd(at::Tensor& self, double alpha, double scale,
-                               double input_scale) {
+at::Tensor& EluInplaceAutograd(at::Tensor& self, double alpha, double scale, double input_scale) {
   torch::autograd::check_inplace(self, self.requires_grad());
   EluInplaceFunction::apply(self, alpha, scale, input_scale);
   return self;
@@ -746,11 +735,10 @@ at::Tensor& EluInplaceAutograd(at::Tensor& self, double alpha, double scale,
 
 at::Tensor EluBackwardAutograd(const at::Tensor& grad_output, double alpha, double scale,
                                double input_scale, bool is_result, const at::Tensor& saved) {
-  if (!Records({&grad_output, &saved})) {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return CallEluBackward(grad_output, alpha, scale, input_scale, is_result, saved);
-  }
-  return EluBackwardFunction::apply(grad_output, alpha, scale, input_scale, is_result, saved);
+  return ApplyOrCall<EluBackwardFunction>(
+      {&grad_output, &saved},
+      [&] { return CallEluBackward(grad_output, alpha, scale, input_scale, is_result, saved); },
+      grad_output, alpha, scale, input_scale, is_result, saved);
 }
 
 }  // namespace
