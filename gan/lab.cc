@@ -265,15 +265,13 @@ json TrainOne(Shared& s, const Variant& v, int seed, Progress& progress,
       {"d_fake", Tail(rows, [](const Row& r) { return r.d_fake; })},
       {"grad_norm_first_layer", Tail(rows, [](const Row& r) { return r.grad_norm; })},
       {"step_ms", 1000.0 * step_seconds / c.steps}};
-  for (const char* key : {"sparsity_zero", "sparsity_nonpos", "dead_channels"}) {
+  using PerLayer = std::vector<double> Row::*;
+  for (const auto& [key, field] : {std::pair<const char*, PerLayer>{"sparsity_zero", &Row::zero},
+                                   {"sparsity_nonpos", &Row::nonpos},
+                                   {"dead_channels", &Row::dead}}) {
     std::vector<double> per_layer;
-    for (int l = 0; l < DiscriminatorImpl::kHidden; ++l) {
-      per_layer.push_back(Tail(rows, [&](const Row& r) {
-        const auto& values = std::string(key) == "sparsity_zero"     ? r.zero
-                             : std::string(key) == "sparsity_nonpos" ? r.nonpos
-                                                                     : r.dead;
-        return values[static_cast<size_t>(l)];
-      }));
+    for (size_t l = 0; l < DiscriminatorImpl::kHidden; ++l) {
+      per_layer.push_back(Tail(rows, [&](const Row& r) { return (r.*field)[l]; }));
     }
     final[key] = per_layer;
   }
