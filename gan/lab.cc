@@ -399,7 +399,8 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
                  {"stopped_early", stopped},
                  {"variants", variants}};
   // The precision table, on the layer-2 pre-activations of the first
-  // variant (seed 0) whose layer 2 is LeakyReLU, else of the first variant.
+  // variant (its first seed) whose layer 2 is LeakyReLU, else of the first
+  // variant.
   std::string source;
   for (const json& v : variants) {
     const auto path = s.run_dir / v["name"].get<std::string>() / "preact_layer2.f32";

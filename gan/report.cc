@@ -256,7 +256,9 @@ std::string RenderReport(const json& results, const std::string& run_dir) {
          << Chart(results, "sparsity_nonpos", layer, "fraction <= 0" + l)
          << Chart(results, "dead_channels", layer, "dead channels" + l);
   }
-  html << "</div><h2>Samples (seed 0, fixed noise)</h2>" << SampleGrids(results, run_dir)
+  // Grids are written for the run's first seed (--first-seed; 0 unless given).
+  html << "</div><h2>Samples (seed " << results.value("first_seed", 0)
+       << ", fixed noise)</h2>" << SampleGrids(results, run_dir)
        << "<h2>Precision of the negative side in 16-bit formats</h2>" << PrecisionTable(results)
        << "</body></html>\n";
   return html.str();
