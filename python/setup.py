@@ -1,12 +1,17 @@
 """Packages the compiled parts from the build tree (build/python, or
 $LEAKY_LIB_DIR) as leaky/_lib inside the wheel, never into the source tree.
-Build first with `make`."""
+Build first with `make`.
+
+The wheel holds CPython extension modules for this machine's architecture,
+so it is a platform wheel (for example cp311-cp311-linux_x86_64), never
+py3-none-any."""
 import glob
 import os
 import shutil
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+from setuptools.dist import Distribution
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -25,4 +30,11 @@ class BuildPyWithLibraries(build_py):
             shutil.copy2(lib, target)
 
 
-setup(cmdclass={"build_py": BuildPyWithLibraries})
+class BinaryDistribution(Distribution):
+    """Binaries inside: the wheel is tagged with the interpreter and platform."""
+
+    def has_ext_modules(self):
+        return True
+
+
+setup(cmdclass={"build_py": BuildPyWithLibraries}, distclass=BinaryDistribution)

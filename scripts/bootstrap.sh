@@ -13,7 +13,7 @@ packages=(
 if [ "${LEAKY_BOOTSTRAP_MINIMAL:-0}" != 1 ]; then
   packages+=(
     libtorch-dev python3-torch pybind11-dev python3-pytest python3-numpy python3-dev
-    python3-pip python3-setuptools  # `pip install --no-build-isolation ./python` (tested)
+    python3-pip python3-setuptools python3-wheel python3-venv  # the wheel and its venv install (tested)
     libdnnl-dev libxnnpack-dev
     libopenblas0-pthread
     zlib1g-dev  # the GAN lab's PNG sample grids

@@ -1,9 +1,13 @@
-# Fails unless README.md contains each example file verbatim.
-file(READ "${README}" readme)
+# Fails unless README.md or one of the docs contains each example file verbatim.
+set(text_of_docs "")
+foreach(doc IN LISTS DOCS)
+  file(READ "${doc}" text)
+  string(APPEND text_of_docs "${text}")
+endforeach()
 foreach(example IN LISTS EXAMPLES)
   file(READ "${example}" text)
-  string(FIND "${readme}" "${text}" position)
+  string(FIND "${text_of_docs}" "${text}" position)
   if(position EQUAL -1)
-    message(FATAL_ERROR "README.md does not contain ${example} verbatim")
+    message(FATAL_ERROR "no page of ${DOCS} contains ${example} verbatim")
   endif()
 endforeach()

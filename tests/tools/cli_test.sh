@@ -17,6 +17,10 @@ expect_status 0 "plan json" "$leaky" plan --shape 64,3,37 --preset cpu --cores 4
 grep -q '"covered_exactly_once": true' "$work/out.txt" || fail "plan json checks missing"
 expect_status 2 "plan without size" "$leaky" plan
 
+expect_status 2 "golden with a negative size" "$leaky" golden --elems -5 --out "$work/neg"
+grep -q -- "-5" "$work/err.txt" || fail "golden --elems -5: the error does not name the value"
+[ ! -e "$work/neg" ] || fail "golden --elems -5 wrote $work/neg"
+expect_status 2 "golden with a zero extent" "$leaky" golden --shape 4,0 --out "$work/neg"
 expect_status 0 "golden" "$leaky" golden --dtype f16 --dist hard --elems 4099 --out "$work/g"
 for f in input.bin golden.bin golden.json; do [ -f "$work/g/$f" ] || fail "golden wrote no $f"; done
 [ "$(stat -c %s "$work/g/golden.bin")" = 8198 ] || fail "golden.bin has the wrong size"
@@ -42,7 +46,7 @@ expect_status 2 "missing file" "$leaky" check "$work/nope.bin" --golden "$work/g
 expect_status 2 "missing golden dir" "$leaky" check "$work/g/golden.bin" --golden "$work/none"
 echo '{"format": "leaky-golden-1", "op": 3}' > "$work/g/golden.json"
 expect_status 2 "bad json" "$leaky" check "$work/g/golden.bin" --golden "$work/g"
-# The README's walkthrough, command for command, with a perfect "kernel".
+# The walkthrough in docs/toolkit.md, command for command, with a perfect "kernel".
 if [ -n "$readme" ]; then
   mkdir -p "$work/readme" && cd "$work/readme"
   ran=0
@@ -50,10 +54,10 @@ if [ -n "$readme" ]; then
     command=${line#build/leaky }
     [[ $command == check* ]] && cp golden/golden.bin out.bin
     # shellcheck disable=SC2086
-    "$leaky" $command > out.txt 2>&1 || { cat out.txt; fail "README command failed: $line"; }
+    "$leaky" $command > out.txt 2>&1 || { cat out.txt; fail "walkthrough command failed: $line"; }
     ran=$((ran + 1))
-  done < <(sed -n '/^## Debugging your own kernel/,/^## Tests/p' "$readme" | grep '^build/leaky ')
-  [ "$ran" = 3 ] || fail "expected 3 walkthrough commands in the README, ran $ran"
-  grep -q "^PASS" out.txt || fail "the README walkthrough's check did not pass"
+  done < <(sed -n '/^## Debugging your own kernel/,/^## [^D]/p' "$readme" | grep '^build/leaky ')
+  [ "$ran" = 3 ] || fail "expected 3 walkthrough commands in docs/toolkit.md, ran $ran"
+  grep -q "^PASS" out.txt || fail "the walkthrough's check (docs/toolkit.md) did not pass"
 fi
 echo "toolkit CLI: all checks passed"
