@@ -101,14 +101,16 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--d-act-layers", o->layers, "discriminator layers (1-4) that get the activation, or 'all'");
   cmd->add_option("--d-norm", o->norm, "none, batch or both")->check(CLI::IsMember({"none", "batch", "both"}));
   cmd->add_option("--base-act", o->base, "the activation of the other layers");
-  cmd->add_option("--steps", o->steps, "training steps per run");
-  cmd->add_option("--seeds", o->seeds, "seeds per variant");
+  cmd->add_option("--steps", o->steps, "training steps per run")->check(CLI::PositiveNumber);
+  cmd->add_option("--seeds", o->seeds, "seeds per variant")->check(CLI::PositiveNumber);
   cmd->add_option("--first-seed", o->first_seed,
                   "number of the first seed (runs of other seeds can be added later)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--log-every", o->log_every, "steps between measurements");
-  cmd->add_option("--threads", o->threads, "torch threads (0: all)");
-  cmd->add_option("--samples", o->samples, "generated samples for the quality metrics");
+  cmd->add_option("--log-every", o->log_every, "steps between measurements")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--threads", o->threads, "torch threads (0: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--samples", o->samples, "generated samples for the quality metrics")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--name", o->name, "run name: output in <out>/<name>");
   cmd->add_option("--out", o->out, "output root");
   cmd->add_option("--data-dir", o->data_dir, "where scripts/fetch_mnist.sh put the digits");
@@ -151,9 +153,10 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
       std::vector<int> layer_list;
       if (layers != "all") {
         for (const std::string& l : Split(layers, ',')) {
-          const int layer = std::stoi(l);
-          if (layer < 1 || layer > 4) throw std::invalid_argument("--d-act-layers: layers are 1-4");
-          layer_list.push_back(layer);
+          if (l.size() != 1 || l[0] < '1' || l[0] > '4') {
+            throw std::invalid_argument("--d-act-layers: '" + l + "' is not a layer 1-4 (or 'all')");
+          }
+          layer_list.push_back(l[0] - '0');
         }
       }
       for (bool bn : {false, true}) {

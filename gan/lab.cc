@@ -21,6 +21,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using json = nlohmann::json;
 
+// Seeds of the generators that are the same for every run, so every variant
+// and seed is measured on the same samples: the noise of the final quality
+// samples, the real digits they are compared with, and the sample grids.
+constexpr uint64_t kFinalSamplesSeed = 99;
+constexpr uint64_t kRealDigitsPickSeed = 7;
+constexpr uint64_t kFixedGridNoiseSeed = 2024;
+// The slope of the precision table when no layer 2 is LeakyReLU.
+constexpr double kPrecisionFallbackSlope = 0.2;
+
 double Seconds(Clock::time_point from) {
   return std::chrono::duration<double>(Clock::now() - from).count();
 }
@@ -277,7 +286,7 @@ json TrainOne(Shared& s, const Variant& v, int seed, Progress& progress,
   }
   torch::NoGradGuard no_grad;
   g->eval();
-  torch::Generator sample_gen = at::detail::createCPUGenerator(99);
+  torch::Generator sample_gen = at::detail::createCPUGenerator(kFinalSamplesSeed);
   const torch::Tensor samples =
       g->forward(torch::randn({c.samples, g->latent()}, sample_gen, torch::kFloat32));
   if (c.data == Dataset::kMnist) {
@@ -335,12 +344,12 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
     s.digits = LoadMnist(config.data_dir);
     s.classifier = LoadClassifier(config, s.digits);
     torch::NoGradGuard no_grad;
-    torch::Generator pick = at::detail::createCPUGenerator(7);
+    torch::Generator pick = at::detail::createCPUGenerator(kRealDigitsPickSeed);
     const torch::Tensor index =
         torch::randperm(s.digits.images.size(0), pick, torch::kInt64).narrow(0, 0, config.samples);
     s.real_features = s.classifier->Features(s.digits.images.index_select(0, index));
   }
-  torch::Generator fixed = at::detail::createCPUGenerator(2024);
+  torch::Generator fixed = at::detail::createCPUGenerator(kFixedGridNoiseSeed);
   s.fixed_z_mnist = torch::randn({64, 64}, fixed, torch::kFloat32);
   s.fixed_z_ring = torch::randn({2000, 8}, fixed, torch::kFloat32);
 
@@ -399,15 +408,21 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
                  {"stopped_early", stopped},
                  {"variants", variants}};
   // The precision table, on the layer-2 pre-activations of the first
-  // variant (its first seed) whose layer 2 is LeakyReLU, else of the first
-  // variant.
+  // variant (its first seed) whose layer 2 is LeakyReLU, measured at that
+  // variant's own slope; else of the first variant, at the base activation's
+  // slope (kPrecisionFallbackSlope if that is not LeakyReLU either).
   std::string source;
-  for (const json& v : variants) {
-    const auto path = s.run_dir / v["name"].get<std::string>() / "preact_layer2.f32";
+  double slope = config.base_act.kind == "lrelu" ? config.base_act.slope : kPrecisionFallbackSlope;
+  for (const Variant& v : config.variants) {
+    const auto path = s.run_dir / v.name / "preact_layer2.f32";
     if (!std::filesystem::exists(path)) continue;
-    if (source.empty() || v["layer_activations"][1].get<std::string>().rfind("lrelu", 0) == 0) {
+    const ActivationSpec layer2 = LayerActs(config, v)[1];
+    if (source.empty() || layer2.kind == "lrelu") {
       source = path.string();
-      if (v["layer_activations"][1].get<std::string>().rfind("lrelu", 0) == 0) break;
+      if (layer2.kind == "lrelu") {
+        slope = layer2.slope;
+        break;
+      }
     }
   }
   if (!source.empty()) {
@@ -415,7 +430,7 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
     std::vector<float> x(static_cast<size_t>(in.tellg()) / sizeof(float));
     in.seekg(0);
     in.read(reinterpret_cast<char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
-    result["precision"] = PrecisionJson(MeasurePrecision(x, 0.2), 0.2, source);
+    result["precision"] = PrecisionJson(MeasurePrecision(x, slope), slope, source);
   }
   return result;
 }

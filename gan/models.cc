@@ -2,6 +2,7 @@
 
 #include <leaky/torch.hpp>
 
+#include <cmath>
 #include <stdexcept>
 
 namespace leaky::gan {
@@ -30,8 +31,14 @@ ActivationSpec ParseActivation(const std::string& text) {
   if (spec.kind == "lrelu") {
     if (colon != std::string::npos) {
       size_t used = 0;
-      spec.slope = std::stod(body.substr(colon + 1), &used);
-      if (used != body.size() - colon - 1) throw std::invalid_argument("bad slope in '" + text + "'");
+      try {
+        spec.slope = std::stod(body.substr(colon + 1), &used);
+      } catch (const std::exception&) {
+        used = 0;  // not a number at all (std::stod's own message says only "stod")
+      }
+      if (used == 0 || used != body.size() - colon - 1 || !std::isfinite(spec.slope)) {
+        throw std::invalid_argument("bad slope in '" + text + "': a finite number is needed");
+      }
     }
   } else if (colon != std::string::npos || (spec.kind != "relu" && spec.kind != "prelu" &&
                                             spec.kind != "elu" && spec.kind != "rrelu")) {

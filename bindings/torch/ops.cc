@@ -377,6 +377,7 @@ struct BiasActArguments {
 std::tuple<at::Tensor, at::Tensor> CallBiasAct(const at::Tensor& x,
                                                const c10::optional<at::Tensor>& b,
                                                const BiasActArguments& a) {
+  CheckDropoutP(a.dropout_p, "bias_act");  // before the branch: a NaN p is no "no dropout"
   if (a.dropout_p > 0.0) {
     static const auto op = Find<BiasActDropoutSignature>("leaky::bias_act_dropout");
     return op.call(x, b, a.dim, a.act, a.alpha, a.gain, a.clamp, a.dropout_p, a.seed, a.offset);

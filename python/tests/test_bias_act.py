@@ -102,6 +102,12 @@ def test_errors():
     x = torch.randn(2, 3)
     with pytest.raises(RuntimeError, match=r"dropout_p = 1.5 is not in \[0, 1\)"):
         ops.bias_act(x, None, 1, "lrelu", 0.2, 1.0, None, 1.5)
+    # A NaN p is refused, also with autograd recording (that path picks the
+    # dropout or plain op by p > 0, which NaN fails).
+    for needs_grad in (False, True):
+        with pytest.raises(RuntimeError, match=r"dropout_p = nan is not in \[0, 1\)"):
+            ops.bias_act(x.clone().requires_grad_(needs_grad), None, 1, "lrelu", 0.2, 1.0, None,
+                         float("nan"))
     with pytest.raises(RuntimeError, match="act 'tanh'"):
         ops.bias_act(x, None, 1, "tanh")
     with pytest.raises(RuntimeError, match=r"b must have shape \[3\]"):

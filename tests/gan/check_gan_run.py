@@ -22,9 +22,9 @@ FINAL_KEYS = {"d_loss", "g_loss", "d_real", "d_fake", "sparsity_zero", "sparsity
 TIMING_KEYS = {"step_ms", "speed_check", "source"}  # source: a path with the run name
 
 
-def run(name, *extra):
-    cmd = [leaky, "gan", "--preset", "ring8", "--steps", "60", "--log-every", "10", "--seeds",
-           "2", "--acts", "relu,lrelu:0.2,prelu", "--d-act-layers", "2,4", "--threads", "1",
+def run(name, *extra, acts="relu,lrelu:0.2,prelu", seeds="2", steps="60"):
+    cmd = [leaky, "gan", "--preset", "ring8", "--steps", steps, "--log-every", "10", "--seeds",
+           seeds, "--acts", acts, "--d-act-layers", "2,4", "--threads", "1",
            "--samples", "500", "--name", name, "--out", scratch, *extra]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr + result.stdout
@@ -66,6 +66,22 @@ assert without_timing(first)["variants"] == without_timing(second)["variants"], 
     "the same seeds gave different results"
 assert without_timing({k: v for k, v in first.items() if k != "name"}) == \
     without_timing({k: v for k, v in second.items() if k != "name"})
+
+# The precision table measures at the slope of the variant it reads.
+tenth = run("tenth", "--no-speed-check", acts="lrelu:0.1", seeds="1", steps="20")
+assert tenth["precision"]["slope"] == 0.1, tenth["precision"]["slope"]
+assert tenth["precision"]["source"].endswith(os.path.join("lrelu:0.1", "preact_layer2.f32"))
+
+# Bad options: one line, exit 2, before any work (no output folder).
+for bad in (["--steps", "0"], ["--seeds", "0"], ["--log-every", "0"], ["--samples", "0"],
+            ["--threads", "-1"], ["--acts", "lrelu:nan"], ["--acts", "lrelu:x"],
+            ["--acts", "tanh"], ["--d-act-layers", "5"], ["--d-act-layers", "x"]):
+    result = subprocess.run([leaky, "gan", "--preset", "ring8", "--name", "bad", "--out", scratch,
+                             *bad], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, (bad, result.returncode, result.stderr)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) in (1, 2) and "Traceback" not in result.stderr, (bad, result.stderr)
+    assert not os.path.exists(os.path.join(scratch, "bad")), bad
 
 report = os.path.join(scratch, "first", "report.html")
 html = open(report).read()

@@ -170,9 +170,10 @@ void AddGoldenCommand(CLI::App& app, std::function<int()>& run) {
   auto* command = app.add_subcommand("golden", "Write input and bit-exact golden files");
   auto* elements = command->add_option("--elems", s->elements,
                                        "Number of elements (default 10007: a prime, so it divides "
-                                       "by no core count or vector width)");
+                                       "by no core count or vector width)")
+                        ->check(CLI::PositiveNumber);  // "-5" would wrap around in a uint64_t
   command->add_option("--shape", s->shape, "Shape, e.g. --shape 8,3,37")->delimiter(',')
-      ->excludes(elements);
+      ->excludes(elements)->check(CLI::PositiveNumber);
   command->add_option("--dtype", s->dtype)->check(CLI::IsMember({"f32", "f64", "f16", "bf16"}))
       ->capture_default_str();
   command->add_option("--slope", s->slope, "negative_slope")->capture_default_str();
