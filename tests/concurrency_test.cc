@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "leaky/reference.hpp"
-#include "ops/driver.h"
+#include "plan/cpu_plan.h"
 #include "test_util.h"
 
 namespace leaky::test {

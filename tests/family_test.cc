@@ -14,7 +14,7 @@
 
 #include "leaky/leaky.h"
 #include "leaky/reference.hpp"
-#include "ops/driver.h"
+#include "plan/cpu_plan.h"
 #include "test_util.h"
 
 namespace leaky::test {

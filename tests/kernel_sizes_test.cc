@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "op_harness.h"
-#include "ops/driver.h"
+#include "plan/cpu_plan.h"
 #include "test_util.h"
 
 namespace leaky::test {
@@ -199,7 +199,7 @@ void LargeSizes() {
   TEST(KernelLargeSizes, op##_##Codec) { LargeSizes<Type, op##_harness<Type>>(); }
 #define LEAKY_UNARY_KERNEL(op, dtype, Codec, Type) LEAKY_KERNEL_TESTS(op, Codec, Type)
 #define LEAKY_BINARY_KERNEL(op, dtype, Codec, Type) LEAKY_KERNEL_TESTS(op, Codec, Type)
-#define LEAKY_CHANNEL_KERNEL(op, dtype, Codec, Type)  // bias_act_test sweeps these
+#define LEAKY_INDEXED_KERNEL(op, dtype, Codec, Type)  // bias_act_test sweeps these
 #include "kernels/kernel_list.inc"
 
 }  // namespace

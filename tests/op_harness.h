@@ -50,21 +50,21 @@ struct leaky_relu_backward_harness {
 };
 
 template <class T>
-struct relu_forward_harness {
+struct plain_relu_forward_harness {
   static constexpr bool kExact = true;
   static leaky_status Call(const OpCall<T>& c) {
     return leaky_plain_relu_forward(dtype_of<T>(), c.n, c.src0, c.dst, &c.options);
   }
-  static T Reference(T x, T, double) { return reference::relu_forward(x); }
+  static T Reference(T x, T, double) { return reference::plain_relu_forward(x); }
 };
 
 template <class T>
-struct relu_backward_harness {
+struct plain_relu_backward_harness {
   static constexpr bool kExact = true;
   static leaky_status Call(const OpCall<T>& c) {
     return leaky_plain_relu_backward(dtype_of<T>(), c.n, c.src0, c.src1, c.dst, &c.options);
   }
-  static T Reference(T dy, T saved, double) { return reference::relu_backward(dy, saved); }
+  static T Reference(T dy, T saved, double) { return reference::plain_relu_backward(dy, saved); }
 };
 
 // ELU harnesses take `param` as alpha, with SELU's scale and an input scale

@@ -70,20 +70,20 @@ T leaky_relu_backward(T dy, T saved, double negative_slope) {
 
 // ReLU, as torch.relu: y = x < 0 ? 0 : x; dx = saved <= 0 ? 0 : dy.
 template <class T>
-T relu_forward(T x) {
+T plain_relu_forward(T x) {
   const compute_t<T> v = widen(x);
   return narrow<T>(v < 0 ? compute_t<T>(0) : v);
 }
 
 template <class T>
-T relu_backward(T dy, T saved) {
+T plain_relu_backward(T dy, T saved) {
   return narrow<T>(widen(saved) <= 0 ? compute_t<T>(0) : widen(dy));
 }
 
 // ELU. expm1 and exp here are correctly rounded or within 1 ulp (f32: the
 // double-precision function rounded once to float; f64: glibc's). The SIMD
 // kernels use, for f32 compute (f32, f16, bf16) forward, the library's own
-// expm1 (Expm1F32 in src/kernels/activations-inl.h), and Highway's expm1/exp
+// expm1 (Expm1F32 in src/kernels/elu-inl.h), and Highway's expm1/exp
 // otherwise. Their error against these references was measured by
 // tests/elu_accuracy_test.cc (which asserts these bounds) on the AVX2, SSE4,
 // SSSE3 and scalar targets, over every f16 and bf16 input, every 61st f32

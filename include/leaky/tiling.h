@@ -11,6 +11,11 @@
  * (never dumped on the last one). Within a core, elements stream tile by tile;
  * a tile is sized so `buffer_count * tile bytes * streams` fits the per-core
  * buffer budget.
+ *
+ * The plan is purely geometric: an op's scalars (the slope, ELU's alpha, ...)
+ * travel in the op's own kernel parameters, never here, so one plan serves
+ * every slope. ABI: both structs are public and passed by pointer; version
+ * 0.2 removed their negative_slope field (LEAKY_VERSION_* in leaky.h).
  */
 #ifndef LEAKY_TILING_H_
 #define LEAKY_TILING_H_
@@ -35,7 +40,6 @@ typedef struct leaky_plan_request {
   uint64_t min_bytes_per_core;/* traffic that justifies waking one more core */
   uint64_t stream_threshold_bytes; /* automatic policy: stream when bytes moved >= this */
   int32_t stream_stores;      /* -1 automatic, 0 never, 1 always */
-  double negative_slope;
 } leaky_plan_request;
 
 typedef struct leaky_tiling {
@@ -51,7 +55,6 @@ typedef struct leaky_tiling {
   uint64_t granules_remainder; /* ... and cores [0, remainder) one more */
   uint64_t tile_length;        /* elements per tile, a multiple of granule_length */
   int32_t stream_stores;       /* resolved policy: 0 or 1 */
-  double negative_slope;
 } leaky_tiling;
 
 /* Validates the request and fills *tiling. A pure function: no allocation,

@@ -29,13 +29,13 @@ struct BiasActMath {
   V bias, alpha, gain, clamp_high, clamp_low;
 
   BiasActMath(const kernels::Params& p, double bias_value)
-      : activation(p.activation),
-        has_clamp(p.clamp >= 0),
+      : activation(p.op.bias_act.activation),
+        has_clamp(p.op.bias_act.clamp >= 0),
         bias(hn::Set(D(), static_cast<T>(bias_value))),
-        alpha(hn::Set(D(), static_cast<T>(p.alpha))),
-        gain(hn::Set(D(), static_cast<T>(p.gain))),
-        clamp_high(hn::Set(D(), static_cast<T>(p.clamp))),
-        clamp_low(hn::Set(D(), static_cast<T>(-p.clamp))) {}
+        alpha(hn::Set(D(), static_cast<T>(p.op.bias_act.alpha))),
+        gain(hn::Set(D(), static_cast<T>(p.op.bias_act.gain))),
+        clamp_high(hn::Set(D(), static_cast<T>(p.op.bias_act.clamp))),
+        clamp_low(hn::Set(D(), static_cast<T>(-p.op.bias_act.clamp))) {}
 
   HWY_INLINE V Activate(D d, V z) const {
     if (activation == LEAKY_ACT_LRELU) return hn::IfThenElse(hn::Gt(z, hn::Zero(d)), z, hn::Mul(z, alpha));
@@ -104,7 +104,7 @@ struct bias_act_backward_op {
 template <class D>
 hn::Vec<D> DropoutScale(const kernels::Params& p) {
   using T = hn::TFromD<D>;
-  return hn::Set(D(), static_cast<T>(T(1) / static_cast<T>(1.0 - p.dropout_p)));
+  return hn::Set(D(), static_cast<T>(T(1) / static_cast<T>(1.0 - p.op.bias_act.dropout_p)));
 }
 
 // bias_act then dropout: y = u * (kept ? 1 / (1 - p) : 0); the keep bits
@@ -125,9 +125,9 @@ struct bias_act_dropout_forward_op {
   bias_act_dropout_forward_op(const kernels::Params& p, double bias_value, void* aux)
       : m(p, bias_value),
         scale(DropoutScale<D>(p)),
-        threshold(p.dropout_threshold),
-        seed(p.seed),
-        offset(p.offset),
+        threshold(p.op.bias_act.dropout_threshold),
+        seed(p.op.bias_act.seed),
+        offset(p.op.bias_act.offset),
         mask(static_cast<uint8_t*>(aux)) {}
   HWY_INLINE hn::Vec<D> Apply(D d, const uint32_t* words, size_t count, uint64_t* kept_bits,
                               hn::Vec<D> x, hn::Vec<D> b) const {

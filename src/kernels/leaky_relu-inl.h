@@ -22,7 +22,7 @@ struct leaky_relu_forward_op {
   using D = typename Codec::D;
   hn::Vec<D> slope;
   explicit leaky_relu_forward_op(const kernels::Params& p)
-      : slope(hn::Set(D(), static_cast<hn::TFromD<D>>(p.negative_slope))) {}
+      : slope(hn::Set(D(), static_cast<hn::TFromD<D>>(p.op.leaky_relu.negative_slope))) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const {
     return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(x, slope));
   }
@@ -34,7 +34,7 @@ struct leaky_relu_backward_op {
   using D = typename Codec::D;
   hn::Vec<D> slope;
   explicit leaky_relu_backward_op(const kernels::Params& p)
-      : slope(hn::Set(D(), static_cast<hn::TFromD<D>>(p.negative_slope))) {}
+      : slope(hn::Set(D(), static_cast<hn::TFromD<D>>(p.op.leaky_relu.negative_slope))) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> saved) const {
     return hn::IfThenElse(hn::Gt(saved, hn::Zero(d)), dy, hn::Mul(dy, slope));
   }

@@ -53,9 +53,6 @@ extern "C" leaky_status leaky_plan_tiling(const leaky_plan_request* request,
     return Fail(LEAKY_ERROR_INVALID_OPTIONS,
                 "leaky_plan_tiling: stream_stores %d is not -1, 0 or 1", r.stream_stores);
   }
-  if (!std::isfinite(r.negative_slope)) {
-    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "leaky_plan_tiling: negative_slope is not finite");
-  }
   // Byte counts below must not wrap: n * element_bytes * streams < 2^64.
   if (r.total_length > UINT64_MAX / 64 / r.element_bytes / r.streams) {
     return Fail(LEAKY_ERROR_SIZE, "leaky_plan_tiling: %llu elements overflow a 64-bit byte count",
@@ -67,7 +64,6 @@ extern "C" leaky_status leaky_plan_tiling(const leaky_plan_request* request,
   t.element_bytes = r.element_bytes;
   t.streams = r.streams;
   t.buffer_count = r.buffer_count;
-  t.negative_slope = r.negative_slope;
   t.granule_length = r.align_bytes / r.element_bytes;
   // Anchor the granule grid to the output's address: if it sits `offset` bytes
   // past an aligned boundary, pretend the array starts `offset / element`

@@ -65,7 +65,7 @@ leaky_tiling NpuPlan() {
   options.preset = "npu";
   options.cores = 8;
   options.buffer_bytes = 4096;  // small tiles, so 10007 elements make many
-  const leaky_plan_request request = MakePlanRequest(options, LEAKY_F16, kN, kSlope);
+  const leaky_plan_request request = MakePlanRequest(options, LEAKY_F16, kN);
   leaky_tiling tiling;
   EXPECT_EQ(leaky_plan_tiling(&request, &tiling), LEAKY_OK);
   return tiling;

@@ -53,7 +53,7 @@ int RunCheck(const CheckSettings& s) {
     if (s.use_plan) {
       PlanOptions plan = s.plan;
       plan.op = input.backward ? "backward" : "forward";
-      const leaky_plan_request request = MakePlanRequest(plan, d.dtype, d.elements, d.negative_slope);
+      const leaky_plan_request request = MakePlanRequest(plan, d.dtype, d.elements);
       leaky_tiling tiling;
       if (leaky_plan_tiling(&request, &tiling) != LEAKY_OK) throw GoldenError(leaky_last_error());
       input.plan = tiling;

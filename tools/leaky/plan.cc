@@ -23,7 +23,6 @@ struct PlanSettings {
   uint64_t elements = 0;
   std::vector<uint64_t> shape;
   std::string dtype = "f32";
-  double slope = 0.01;
   bool json_output = false;
   uint32_t show = 64;  // cores printed in the table
 };
@@ -35,7 +34,7 @@ json BuildReport(const PlanSettings& s) {
                         [](uint64_t a, uint64_t b) { return a * b; });
   }
   const leaky_dtype dtype = ParseDtype(s.dtype);
-  const leaky_plan_request request = MakePlanRequest(s.target, dtype, n, s.slope);
+  const leaky_plan_request request = MakePlanRequest(s.target, dtype, n);
   leaky_tiling t;
   if (leaky_plan_tiling(&request, &t) != LEAKY_OK) throw std::invalid_argument(leaky_last_error());
 
@@ -74,8 +73,7 @@ json BuildReport(const PlanSettings& s) {
           {"tiling", {{"cores_used", t.cores_used}, {"granule_length", t.granule_length},
                       {"granule_count", t.granule_count}, {"granules_per_core", t.granules_per_core},
                       {"granules_remainder", t.granules_remainder}, {"tile_length", t.tile_length},
-                      {"buffer_count", t.buffer_count}, {"stream_stores", t.stream_stores},
-                      {"negative_slope", t.negative_slope}}},
+                      {"buffer_count", t.buffer_count}, {"stream_stores", t.stream_stores}}},
           {"checks", {{"covered_exactly_once", contiguous && covered == n && expected == n},
                       {"chunks_aligned", aligned},
                       {"load_ratio", min_length == 0 ? json(nullptr)
@@ -146,7 +144,6 @@ void AddPlanCommand(CLI::App& app, std::function<int()>& run) {
   (void)shape;
   command->add_option("--dtype", s->dtype, "f32, f64, f16 or bf16")
       ->check(CLI::IsMember({"f32", "f64", "f16", "bf16"}))->capture_default_str();
-  command->add_option("--slope", s->slope, "negative_slope recorded in the tiling");
   command->add_flag("--json", s->json_output, "Print JSON instead of the table");
   AddPlanOptions(command, s->target);
   command->callback([&run, s, elements, command] {

@@ -26,8 +26,7 @@ void AddPlanOptions(CLI::App* command, PlanOptions& options) {
       ->capture_default_str();
 }
 
-leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype, uint64_t n,
-                                   double negative_slope) {
+leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype, uint64_t n) {
   const uint32_t streams = options.op == "backward" ? 3 : 2;
   leaky_plan_request request{};
   if (options.preset == "cpu") {
@@ -52,7 +51,6 @@ leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype
   if (options.buffer_bytes != 0) request.buffer_bytes = options.buffer_bytes;
   if (options.align_bytes != 0) request.align_bytes = options.align_bytes;
   if (options.buffers != 0) request.buffer_count = options.buffers;
-  request.negative_slope = negative_slope;
   return request;
 }
 

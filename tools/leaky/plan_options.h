@@ -25,8 +25,7 @@ void AddPlanOptions(CLI::App* command, PlanOptions& options);
 
 // The planner request for n elements of `dtype` on the chosen target.
 // Throws std::invalid_argument on a bad preset.
-leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype, uint64_t n,
-                                   double negative_slope);
+leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype, uint64_t n);
 
 // Where element `index` falls: core, tile within the core, and whether that
 // tile is the core's tail tile / the core is the last one.

@@ -1,13 +1,12 @@
-// The vector functors of LeakyReLU's relatives: ReLU and ELU. Each lane
-// computes what leaky::reference computes for one element (bit for bit for
-// ReLU and ELU's backward from the result; within the ulp bounds stated in
-// reference.hpp where exp/expm1 enter).
+// ELU's vector functors. Each lane computes what leaky::reference computes
+// for one element: bit for bit for the backward from the result, within the
+// ulp bounds stated in reference.hpp where exp/expm1 enter.
 
-#if defined(LEAKY_KERNELS_ACTIVATIONS_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef LEAKY_KERNELS_ACTIVATIONS_INL_H_
-#undef LEAKY_KERNELS_ACTIVATIONS_INL_H_
+#if defined(LEAKY_KERNELS_ELU_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LEAKY_KERNELS_ELU_INL_H_
+#undef LEAKY_KERNELS_ELU_INL_H_
 #else
-#define LEAKY_KERNELS_ACTIVATIONS_INL_H_
+#define LEAKY_KERNELS_ELU_INL_H_
 #endif
 
 #include "hwy/contrib/math/math-inl.h"
@@ -17,28 +16,6 @@
 HWY_BEFORE_NAMESPACE();
 namespace leaky {
 namespace HWY_NAMESPACE {
-
-// y = x < 0 ? 0 : x (PyTorch's relu): NaN fails the compare and passes
-// through, -0 stays -0.
-template <class Codec>
-struct relu_forward_op {
-  using D = typename Codec::D;
-  explicit relu_forward_op(const kernels::Params&) {}
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const {
-    return hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
-  }
-};
-
-// dx = saved <= 0 ? 0 : dy (PyTorch's threshold_backward at 0); the same
-// from the input or the result.
-template <class Codec>
-struct relu_backward_op {
-  using D = typename Codec::D;
-  explicit relu_backward_op(const kernels::Params&) {}
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> saved) const {
-    return hn::IfThenZeroElse(hn::Le(saved, hn::Zero(d)), dy);
-  }
-};
 
 // expm1/exp go through Highway's out-of-line CallExpm1/CallExp: inlined, the
 // polynomial was copied into every unrolled loop body of every dtype and
@@ -128,10 +105,10 @@ struct EluCoefficients {
   using T = hn::TFromD<D>;
   hn::Vec<D> negative_coef, scale, input_scale;
   explicit EluCoefficients(const kernels::Params& p)
-      : negative_coef(hn::Set(D(), static_cast<T>(static_cast<T>(p.alpha) *
-                                                  static_cast<T>(p.scale)))),
-        scale(hn::Set(D(), static_cast<T>(p.scale))),
-        input_scale(hn::Set(D(), static_cast<T>(p.input_scale))) {}
+      : negative_coef(hn::Set(D(), static_cast<T>(static_cast<T>(p.op.elu.alpha) *
+                                                  static_cast<T>(p.op.elu.scale)))),
+        scale(hn::Set(D(), static_cast<T>(p.op.elu.scale))),
+        input_scale(hn::Set(D(), static_cast<T>(p.op.elu.input_scale))) {}
 };
 
 // y = x <= 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale.
@@ -142,7 +119,7 @@ struct elu_forward_op {
   // t = x * input_scale <= 0 wherever x <= 0.
   bool non_positive_argument;
   explicit elu_forward_op(const kernels::Params& p)
-      : c(p), non_positive_argument(p.input_scale >= 0) {}
+      : c(p), non_positive_argument(p.op.elu.input_scale >= 0) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const {
     const hn::Vec<D> t = hn::Mul(x, c.input_scale);
     hn::Vec<D> expm1;
@@ -189,4 +166,4 @@ struct elu_backward_from_result_op {
 }  // namespace leaky
 HWY_AFTER_NAMESPACE();
 
-#endif  // LEAKY_KERNELS_ACTIVATIONS_INL_H_
+#endif  // LEAKY_KERNELS_ELU_INL_H_

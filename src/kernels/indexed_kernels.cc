@@ -2,7 +2,7 @@
 // positional ops) once per SIMD target; kernels.cc puts them in its table.
 // A translation unit of its own so that the two halves compile in parallel.
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "kernels/channel_kernels.cc"
+#define HWY_TARGET_INCLUDE "kernels/indexed_kernels.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include "hwy/highway.h"
@@ -10,7 +10,8 @@
 #include "leaky/leaky.hpp"  // float16, bfloat16: the per-channel scalars
 #include "kernels/kernels.h"
 #include "kernels/bias_act-inl.h"
-#include "kernels/prelu_rrelu-inl.h"
+#include "kernels/prelu-inl.h"
+#include "kernels/rrelu-inl.h"
 #include "kernels/random-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -22,9 +23,9 @@ template <class Codec, class Op, class... Sources>
 HWY_INLINE void RunSegment(size_t n, uint64_t index, typename Codec::Storage* dst,
                            const kernels::Params& p, Op& op, const Sources*... srcs) {
   if constexpr (Op::kPositional) {
-    PositionalElementwise<Codec>(n, index, dst, p.stream_stores, op, srcs...);
+    PositionalElementwise<Codec>(n, index, dst, p.common.stream_stores, op, srcs...);
   } else {
-    Elementwise<Codec>(n, dst, p.stream_stores, op, srcs...);
+    Elementwise<Codec>(n, dst, p.common.stream_stores, op, srcs...);
   }
 }
 
@@ -46,15 +47,15 @@ void ChannelElementwise(size_t n, size_t start, const typename Codec::Storage* d
   for (size_t i = 0; i < n;) {
     const size_t index = start + i;
     size_t segment;
-    if (kFlatOp<Op> || values == nullptr || p.inner > 1 || p.channels == 1) {
+    if (kFlatOp<Op> || values == nullptr || p.common.inner > 1 || p.common.channels == 1) {
       double value = -0.0;
-      if (values == nullptr || p.channels == 1) {
+      if (values == nullptr || p.common.channels == 1) {
         segment = n - i;
       } else {
-        segment = HWY_MIN(n - i, p.inner - index % p.inner);
+        segment = HWY_MIN(n - i, p.common.inner - index % p.common.inner);
       }
       if (values != nullptr) {
-        const size_t c = p.channels == 1 ? 0 : (index / p.inner) % p.channels;
+        const size_t c = p.common.channels == 1 ? 0 : (index / p.common.inner) % p.common.channels;
         // Half types widen through float, their compute type.
         if constexpr (sizeof(Type) == 2) value = static_cast<float>(values[c]);
         else value = static_cast<double>(values[c]);
@@ -66,8 +67,8 @@ void ChannelElementwise(size_t n, size_t start, const typename Codec::Storage* d
         RunSegment<Codec>(segment, index, dst + i, p, op, x + i);
       }
     } else if constexpr (!kFlatOp<Op>) {
-      const size_t c = index % p.channels;
-      segment = HWY_MIN(n - i, p.channels - c);
+      const size_t c = index % p.common.channels;
+      segment = HWY_MIN(n - i, p.common.channels - c);
       Op op(p, 0.0, aux);
       if constexpr (Op::kBackward) {
         RunSegment<Codec>(segment, index, dst + i, p, op, dy + i, x + i, value_storage + c);
@@ -82,7 +83,7 @@ void ChannelElementwise(size_t n, size_t start, const typename Codec::Storage* d
 #define LEAKY_OP(op, arity)
 #define LEAKY_UNARY_KERNEL(op, dtype, Codec, Type)
 #define LEAKY_BINARY_KERNEL(op, dtype, Codec, Type)
-#define LEAKY_CHANNEL_KERNEL(op, dtype, Codec, Type)                                         \
+#define LEAKY_INDEXED_KERNEL(op, dtype, Codec, Type)                                         \
   void op##_##Codec(size_t n, size_t start, const void* dy, const void* x, const void* values, \
                     void* dst, void* aux, const kernels::Params& params) {                   \
     using Storage = typename Codec::Storage;                                                 \
@@ -91,13 +92,13 @@ void ChannelElementwise(size_t n, size_t start, const typename Codec::Storage* d
         static_cast<const Type*>(values), aux, static_cast<Storage*>(dst), params);          \
   }
 #include "kernels/kernel_list.inc"
-#undef LEAKY_CHANNEL_KERNEL
+#undef LEAKY_INDEXED_KERNEL
 
 // Called by kernels.cc's MakeTable for the same target.
-void FillChannelKernels(kernels::KernelTable& table) {
-#define LEAKY_CHANNEL_KERNEL(op, dtype, Codec, Type) table.op[dtype] = &op##_##Codec;
+void FillIndexedKernels(kernels::KernelTable& table) {
+#define LEAKY_INDEXED_KERNEL(op, dtype, Codec, Type) table.op[dtype] = &op##_##Codec;
 #include "kernels/kernel_list.inc"
-#undef LEAKY_CHANNEL_KERNEL
+#undef LEAKY_INDEXED_KERNEL
 }
 #undef LEAKY_OP
 #undef LEAKY_UNARY_KERNEL

@@ -1,13 +1,12 @@
-// PReLU's and RReLU's vector functors. PReLU is a channel op: its slope is
-// the channel's weight, one value per segment or a vector source
-// (channels-last). RReLU draws each negative element's slope from the random
-// stream (random-inl.h), so it runs in the positional loop.
+// RReLU's vector functors (training; evaluation is LeakyReLU). Each negative
+// element's slope comes from the random stream (random-inl.h), so they run in
+// the positional loop.
 
-#if defined(LEAKY_KERNELS_PRELU_RRELU_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef LEAKY_KERNELS_PRELU_RRELU_INL_H_
-#undef LEAKY_KERNELS_PRELU_RRELU_INL_H_
+#if defined(LEAKY_KERNELS_RRELU_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LEAKY_KERNELS_RRELU_INL_H_
+#undef LEAKY_KERNELS_RRELU_INL_H_
 #else
-#define LEAKY_KERNELS_PRELU_RRELU_INL_H_
+#define LEAKY_KERNELS_RRELU_INL_H_
 #endif
 
 #include "hwy/highway.h"
@@ -17,38 +16,6 @@
 HWY_BEFORE_NAMESPACE();
 namespace leaky {
 namespace HWY_NAMESPACE {
-
-// y = x > 0 ? x : weight * x.
-template <class Codec>
-struct prelu_forward_op {
-  static constexpr bool kBackward = false;  // sources: x (, weight)
-  static constexpr bool kPositional = false;
-  using D = typename Codec::D;
-  hn::Vec<D> weight;
-  prelu_forward_op(const kernels::Params&, double weight_value, void*)
-      : weight(hn::Set(D(), static_cast<hn::TFromD<D>>(weight_value))) {}
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const { return (*this)(d, x, weight); }
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x, hn::Vec<D> w) const {
-    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(w, x));
-  }
-};
-
-// dx = x > 0 ? dy : weight * dy (dweight is reduced by the driver).
-template <class Codec>
-struct prelu_backward_op {
-  static constexpr bool kBackward = true;  // sources: dy, x (, weight)
-  static constexpr bool kPositional = false;
-  using D = typename Codec::D;
-  hn::Vec<D> weight;
-  prelu_backward_op(const kernels::Params&, double weight_value, void*)
-      : weight(hn::Set(D(), static_cast<hn::TFromD<D>>(weight_value))) {}
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x) const {
-    return (*this)(d, dy, x, weight);
-  }
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x, hn::Vec<D> w) const {
-    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), dy, hn::Mul(w, dy));
-  }
-};
 
 // RReLU's training slope per lane, lower + u * (upper - lower), and what
 // both directions tell the positional loop (flat, random words, no mask).
@@ -63,10 +30,10 @@ struct RreluSlopes {
   uint64_t seed, offset;
   hn::Vec<D> low, range;
   explicit RreluSlopes(const kernels::Params& p)
-      : seed(p.seed),
-        offset(p.offset),
-        low(hn::Set(D(), static_cast<T>(p.lower))),
-        range(hn::Set(D(), static_cast<T>(static_cast<T>(p.upper) - static_cast<T>(p.lower)))) {}
+      : seed(p.op.rrelu.seed),
+        offset(p.op.rrelu.offset),
+        low(hn::Set(D(), static_cast<T>(p.op.rrelu.lower))),
+        range(hn::Set(D(), static_cast<T>(static_cast<T>(p.op.rrelu.upper) - static_cast<T>(p.op.rrelu.lower)))) {}
   HWY_INLINE hn::Vec<D> At(D d, const uint32_t* words) const {
     return hn::Add(low, hn::Mul(UniformFromWords(d, words), range));
   }
@@ -111,4 +78,4 @@ struct rrelu_backward_op : RreluSlopes<typename Codec::D> {
 }  // namespace leaky
 HWY_AFTER_NAMESPACE();
 
-#endif  // LEAKY_KERNELS_PRELU_RRELU_INL_H_
+#endif  // LEAKY_KERNELS_RRELU_INL_H_

@@ -1,0 +1,174 @@
+// bias_act's C entry points (StyleGAN's fused op): y = clamp(act(x + b[c]) *
+// gain, -clamp, clamp) over the [outer, channels, inner] view
+// (ops/channels.h), optionally followed by dropout with a one-bit mask; and
+// the gradients with the deterministic per-channel db.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/kernels.h"
+#include "leaky/leaky.h"
+#include "leaky/reference.hpp"
+#include "ops/channels.h"
+#include "plan/cpu_plan.h"
+#include "runtime/error.h"
+
+using leaky::internal::ChannelCall;
+using leaky::internal::CheckFinite;
+using leaky::internal::CheckOperands;
+using leaky::internal::CheckStreamRange;
+using leaky::internal::DescribeChannelCall;
+using leaky::internal::Fail;
+using leaky::internal::InPlacePolicy;
+using leaky::internal::Operand;
+using leaky::internal::PlanForCpu;
+using leaky::internal::Role;
+using leaky::internal::RunTiles;
+
+namespace {
+
+leaky_status CheckBiasActParams(const char* function, const leaky_bias_act_params* p,
+                                leaky::kernels::BiasActParams* out) {
+  if (p == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: params is null", function);
+  // A C caller may store any int in the enum field: read it as an int (in
+  // C++ loading an out-of-range enum value is undefined).
+  int activation;
+  static_assert(sizeof(activation) == sizeof(p->activation));
+  std::memcpy(&activation, &p->activation, sizeof(activation));
+  if (activation != LEAKY_ACT_LINEAR && activation != LEAKY_ACT_RELU &&
+      activation != LEAKY_ACT_LRELU) {
+    return Fail(LEAKY_ERROR_INVALID_PARAMETER,
+                "%s: activation %d is not LEAKY_ACT_LINEAR, LEAKY_ACT_RELU or LEAKY_ACT_LRELU",
+                function, activation);
+  }
+  LEAKY_RETURN_IF_ERROR(CheckFinite(function, {{"alpha", p->alpha}, {"gain", p->gain}}));
+  if (!std::isfinite(p->clamp)) {
+    return Fail(LEAKY_ERROR_INVALID_PARAMETER,
+                "%s: clamp = %g must be finite (negative for no clamp)", function, p->clamp);
+  }
+  out->activation = activation;
+  out->alpha = p->alpha;
+  out->gain = p->gain;
+  out->clamp = p->clamp < 0 ? -1.0 : p->clamp;
+  return LEAKY_OK;
+}
+
+leaky_status CheckDropoutP(const char* function, double p, leaky::kernels::BiasActParams* out) {
+  if (!(p >= 0.0 && p < 1.0)) {  // written so that NaN fails
+    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: dropout p = %g is not in [0, 1)", function, p);
+  }
+  out->dropout_p = p;
+  out->dropout_threshold = leaky::reference::dropout_threshold(p);
+  return LEAKY_OK;
+}
+
+size_t MaskBytes(size_t n) { return (n + 7) / 8; }
+
+leaky_status BiasActForward(const char* function, leaky_dtype dtype, size_t outer,
+                            size_t channels, size_t inner, const void* x, const void* bias,
+                            void* y, uint8_t* mask, const leaky_bias_act_params* params,
+                            const leaky_dropout_params* dropout, const leaky_options* opts) {
+  ChannelCall c;
+  LEAKY_RETURN_IF_ERROR(DescribeChannelCall(function, dtype, outer, channels, inner, opts, &c));
+  leaky::kernels::BiasActParams& op = c.params.op.bias_act;
+  LEAKY_RETURN_IF_ERROR(CheckBiasActParams(function, params, &op));
+  const size_t n = c.call.n, bytes = c.call.element_bytes;
+  if (dropout != nullptr) {
+    LEAKY_RETURN_IF_ERROR(CheckDropoutP(function, dropout->p, &op));
+    LEAKY_RETURN_IF_ERROR(CheckStreamRange(function, dropout->offset, n));
+    op.seed = dropout->seed;
+    op.offset = dropout->offset;
+  }
+  if (n == 0) return LEAKY_OK;
+  LEAKY_RETURN_IF_ERROR(CheckOperands(
+      function, {{"x", x, n, bytes, Role::kInput},
+                 {"bias", bias, channels, bytes, Role::kSideInput, true},
+                 {"y", y, n, bytes, Role::kOutput},
+                 {"mask", mask, dropout != nullptr ? MaskBytes(n) : 0, 1, Role::kSideOutput}}));
+  const leaky_tiling tiling = PlanForCpu(n, bytes, 2, InPlacePolicy(c.call.options, x == y), y);
+  const auto& table = leaky::kernels::Dispatched();
+  RunTiles(tiling, (dropout != nullptr ? table.bias_act_dropout_forward : table.bias_act_forward)[dtype],
+           c.params, nullptr, x, bias, y, mask);
+  return LEAKY_OK;
+}
+
+leaky_status BiasActBackward(const char* function, leaky_dtype dtype, size_t outer,
+                             size_t channels, size_t inner, const void* dy, const void* x,
+                             const void* bias, const uint8_t* mask, void* dx, void* db,
+                             const leaky_bias_act_params* params, const double* dropout_p,
+                             const leaky_options* opts) {
+  ChannelCall c;
+  LEAKY_RETURN_IF_ERROR(DescribeChannelCall(function, dtype, outer, channels, inner, opts, &c));
+  LEAKY_RETURN_IF_ERROR(CheckBiasActParams(function, params, &c.params.op.bias_act));
+  if (dropout_p != nullptr) {
+    LEAKY_RETURN_IF_ERROR(CheckDropoutP(function, *dropout_p, &c.params.op.bias_act));
+  }
+  const size_t n = c.call.n, bytes = c.call.element_bytes;
+  const Operand db_operand{"db", db, channels, bytes, Role::kReduction, true};
+  if (n == 0) {
+    LEAKY_RETURN_IF_ERROR(CheckOperands(function, {db_operand}));
+    if (db != nullptr && channels > 0) std::memset(db, 0, channels * bytes);
+    return LEAKY_OK;
+  }
+  LEAKY_RETURN_IF_ERROR(CheckOperands(
+      function, {{"dy", dy, n, bytes, Role::kInput},
+                 {"x", x, n, bytes, Role::kInput},
+                 {"bias", bias, channels, bytes, Role::kSideInput, true},
+                 {"mask", mask, dropout_p != nullptr ? MaskBytes(n) : 0, 1, Role::kSideInput},
+                 {"dx", dx, n, bytes, Role::kOutput},
+                 db_operand}));
+  const leaky_tiling tiling =
+      PlanForCpu(n, bytes, 3, InPlacePolicy(c.call.options, dx == dy || dx == x), dx);
+  const auto& table = leaky::kernels::Dispatched();
+  RunTiles(tiling,
+           (dropout_p != nullptr ? table.bias_act_dropout_backward : table.bias_act_backward)[dtype],
+           c.params, dy, x, bias, dx, const_cast<uint8_t*>(mask));
+  if (db != nullptr) {
+    leaky::internal::WithType(dtype, [&](auto* type) {
+      using T = std::remove_pointer_t<decltype(type)>;
+      const T* grad = static_cast<const T*>(dx);
+      leaky::internal::ReducePerChannel(
+          outer, channels, inner, [grad](size_t k) { return leaky::internal::ToDouble(grad[k]); },
+          static_cast<T*>(db), c.call.options.num_threads);
+    });
+  }
+  return LEAKY_OK;
+}
+
+}  // namespace
+
+extern "C" leaky_status leaky_bias_act_forward(leaky_dtype dtype, size_t outer, size_t channels,
+                                               size_t inner, const void* x, const void* bias,
+                                               void* y, const leaky_bias_act_params* params,
+                                               const leaky_options* opts) {
+  return BiasActForward("leaky_bias_act_forward", dtype, outer, channels, inner, x, bias, y,
+                        nullptr, params, nullptr, opts);
+}
+
+extern "C" leaky_status leaky_bias_act_dropout_forward(
+    leaky_dtype dtype, size_t outer, size_t channels, size_t inner, const void* x,
+    const void* bias, void* y, uint8_t* mask, const leaky_bias_act_params* params,
+    const leaky_dropout_params* dropout, const leaky_options* opts) {
+  static constexpr char kFunction[] = "leaky_bias_act_dropout_forward";
+  if (dropout == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: dropout is null", kFunction);
+  return BiasActForward(kFunction, dtype, outer, channels, inner, x, bias, y, mask, params,
+                        dropout, opts);
+}
+
+extern "C" leaky_status leaky_bias_act_backward(leaky_dtype dtype, size_t outer, size_t channels,
+                                                size_t inner, const void* dy, const void* x,
+                                                const void* bias, void* dx, void* db,
+                                                const leaky_bias_act_params* params,
+                                                const leaky_options* opts) {
+  return BiasActBackward("leaky_bias_act_backward", dtype, outer, channels, inner, dy, x, bias,
+                         nullptr, dx, db, params, nullptr, opts);
+}
+
+extern "C" leaky_status leaky_bias_act_dropout_backward(
+    leaky_dtype dtype, size_t outer, size_t channels, size_t inner, const void* dy,
+    const void* x, const void* bias, const uint8_t* mask, void* dx, void* db,
+    const leaky_bias_act_params* params, double p, const leaky_options* opts) {
+  return BiasActBackward("leaky_bias_act_dropout_backward", dtype, outer, channels, inner, dy, x,
+                         bias, mask, dx, db, params, &p, opts);
+}

@@ -1,0 +1,95 @@
+#include "plan/cpu_plan.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "ops/operands.h"
+#include "runtime/error.h"
+#include "runtime/pool.h"
+
+namespace leaky::internal {
+namespace {
+
+// A second core pays only when its share outweighs waking a pool worker
+// (measured crossover in docs/design.md); 256 KiB per core keeps small calls
+// on the caller's thread with a margin.
+constexpr uint64_t kDefaultMinBytesPerCore = 256u << 10;
+std::atomic<uint64_t> min_bytes_per_core{kDefaultMinBytesPerCore};
+
+// Granules of one cache line: cores never share a line, so no false sharing
+// between their stores, and each core range starts on a line boundary.
+constexpr uint32_t kCacheLineBytes = 64;
+
+// Non-temporal stores skip the read-for-ownership of each output line but
+// evict the result from cache: they pay once the bytes moved no longer stay
+// in the last-level cache (measured crossover between 8 and 32 MiB, in
+// docs/design.md). A constant, not sysconf's L3 size, which VMs misreport.
+constexpr uint64_t kStreamThresholdBytes = uint64_t{16} << 20;
+
+void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
+                    const leaky_options& options, uintptr_t output_address,
+                    leaky_plan_request* request) {
+  std::memset(request, 0, sizeof(*request));  // padding too: requests are compared bytewise
+  request->total_length = n;
+  request->element_bytes = static_cast<uint32_t>(element_bytes);
+  request->streams = streams;
+  request->max_cores = static_cast<uint32_t>(options.num_threads);
+  request->align_bytes = kCacheLineBytes;
+  // Half the per-core L2 for the tile: the rest holds the other streams'
+  // prefetched lines and whatever the application keeps there.
+  request->buffer_bytes = Cpu().core_cache_bytes / 2;
+  request->buffer_count = 1;  // hardware prefetchers double-buffer for us
+  request->address_offset = static_cast<uint32_t>(output_address % kCacheLineBytes);
+  request->min_bytes_per_core = min_bytes_per_core.load(std::memory_order_relaxed);
+  request->stream_threshold_bytes = kStreamThresholdBytes;
+  request->stream_stores = options.stream_stores;
+}
+
+}  // namespace
+
+leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
+                        const leaky_options& options, const void* output) {
+  leaky_plan_request request;
+  FillCpuRequest(n, element_bytes, streams, options, reinterpret_cast<uintptr_t>(output), &request);
+  // Callers repeat the same shape call after call (a training step, a
+  // benchmark loop): the last plan of this thread is reused when the request
+  // is identical, so a 4 Ki-element call does not pay the planner's
+  // divisions. One thread_local object: in a shared library each one costs a
+  // __tls_get_addr call.
+  struct LastPlan {
+    leaky_plan_request request;
+    leaky_tiling tiling;
+    bool valid;
+  };
+  thread_local LastPlan last{};
+  if (last.valid && std::memcmp(&request, &last.request, sizeof(request)) == 0) return last.tiling;
+  leaky_tiling tiling;
+  // Every field was validated by the driver, so planning cannot fail here.
+  (void)leaky_plan_tiling(&request, &tiling);
+  last.request = request;
+  last.tiling = tiling;
+  last.valid = true;
+  return tiling;
+}
+
+void SetMinBytesPerCoreForTesting(uint64_t bytes) {
+  min_bytes_per_core.store(bytes == 0 ? kDefaultMinBytesPerCore : bytes,
+                           std::memory_order_relaxed);
+}
+
+}  // namespace leaky::internal
+
+extern "C" leaky_status leaky_cpu_plan_request(leaky_dtype dtype, uint64_t n, uint32_t streams,
+                                               const leaky_options* options,
+                                               leaky_plan_request* request) {
+  using namespace leaky::internal;
+  static constexpr char kFunction[] = "leaky_cpu_plan_request";
+  leaky_status status = LEAKY_OK;
+  const size_t element_bytes = ElementBytes(kFunction, dtype, &status);
+  if (element_bytes == 0) return status;
+  if (request == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: request is null", kFunction);
+  leaky_options resolved{0, -1};
+  LEAKY_RETURN_IF_ERROR(ResolveOptions(kFunction, options, &resolved));
+  FillCpuRequest(n, element_bytes, streams, resolved, 0, request);
+  return LEAKY_OK;
+}

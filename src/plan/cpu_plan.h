@@ -1,0 +1,25 @@
+// This library's planning policy on this CPU: what it asks the planner for
+// (cache-line granules, a tile of half the per-core L2, when a second core
+// and non-temporal stores pay), and a per-thread cache of the last plan.
+#ifndef LEAKY_PLAN_CPU_PLAN_H_
+#define LEAKY_PLAN_CPU_PLAN_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "leaky/leaky.h"
+#include "leaky/tiling.h"
+
+namespace leaky::internal {
+
+// Plans an elementwise pass over `streams` arrays of n elements whose output
+// starts at `output`. `options` must be resolved (num_threads >= 1).
+leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
+                        const leaky_options& options, const void* output);
+
+// Tests lower this to exercise multi-core plans on small arrays.
+void SetMinBytesPerCoreForTesting(uint64_t bytes);  // 0 restores the default
+
+}  // namespace leaky::internal
+
+#endif  // LEAKY_PLAN_CPU_PLAN_H_

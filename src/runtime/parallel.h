@@ -1,0 +1,22 @@
+// The one way work reaches threads: ParallelFor runs task(context, i) for
+// every i in [0, count) on up to `threads` threads (the library's pool), each
+// task under IEEE floating-point defaults (no FTZ/DAZ, round to nearest) with
+// the thread's own state restored afterwards. Tile loops and per-channel
+// reductions both go through it, so the FP guard and the ThreadSanitizer
+// annotations live in one place.
+#ifndef LEAKY_RUNTIME_PARALLEL_H_
+#define LEAKY_RUNTIME_PARALLEL_H_
+
+#include <cstddef>
+
+namespace leaky::internal {
+
+using Task = void (*)(void* context, size_t index);
+
+// Returns when every task has run. threads <= 1 or count <= 1 runs them all
+// on the calling thread, in order.
+void ParallelFor(size_t count, int threads, Task task, void* context);
+
+}  // namespace leaky::internal
+
+#endif  // LEAKY_RUNTIME_PARALLEL_H_
