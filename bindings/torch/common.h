@@ -1,9 +1,11 @@
 // What the `leaky` PyTorch operators share: dtype and device checks, the
-// thread count, layouts, and dispatcher handles. Internal to the binding.
+// thread count, layouts, the elementwise CPU kernels' tensor plumbing, and
+// dispatcher handles. Internal to the binding.
 #ifndef LEAKY_BINDINGS_TORCH_COMMON_H_
 #define LEAKY_BINDINGS_TORCH_COMMON_H_
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
@@ -13,6 +15,7 @@
 #include <initializer_list>
 
 #include "leaky/leaky.h"
+#include "output_cache.h"
 
 namespace leaky::torch_ops {
 
@@ -116,6 +119,61 @@ auto ApplyOrCall(std::initializer_list<const at::Tensor*> inputs, Direct direct,
 template <class Signature>
 c10::TypedOperatorHandle<Signature> Find(const char* name) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+}
+
+// y = op(x) for any layout; `run(dtype, n, src, dst, options)` calls the C API.
+template <class Run>
+at::Tensor UnaryCpu(const at::Tensor& self, const char* op, Run run) {
+  CheckCpu(self, op, "self");
+  const leaky_dtype dtype = DtypeOf(self, op);
+  const at::Tensor x = Dense(self);
+  at::Tensor y = OutputCache::Get().EmptyLike(x);  // same strides as the dense x
+  const leaky_options options = Options();
+  Check(run(dtype, static_cast<size_t>(x.numel()), x.data_ptr(), y.data_ptr(), &options), op);
+  return y;
+}
+
+template <class Run>
+at::Tensor& UnaryInplaceCpu(at::Tensor& self, const char* op, Run run) {
+  CheckCpu(self, op, "self");
+  const leaky_dtype dtype = DtypeOf(self, op);
+  at::assert_no_internal_overlap(self);
+  if (self.is_non_overlapping_and_dense()) {
+    const leaky_options options = Options();
+    Check(run(dtype, static_cast<size_t>(self.numel()), self.data_ptr(), self.data_ptr(),
+              &options),
+          op);
+  } else {
+    self.copy_(UnaryCpu(self, op, run));
+  }
+  return self;
+}
+
+// dx = op(dy, saved): both in one layout (dense with equal strides, or
+// packed copies), so elements pair up in memory order.
+template <class Run>
+at::Tensor BinaryCpu(const at::Tensor& grad_output, const at::Tensor& self, const char* op,
+                     Run run) {
+  CheckCpu(grad_output, op, "grad_output");
+  CheckCpu(self, op, "self");
+  TORCH_CHECK(grad_output.sizes() == self.sizes(), "leaky::", op, ": grad_output of shape ",
+              grad_output.sizes(), " does not match self of shape ", self.sizes());
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), "leaky::", op,
+              ": grad_output is ", grad_output.scalar_type(), " but self is ",
+              self.scalar_type());
+  const leaky_dtype dtype = DtypeOf(self, op);
+  at::Tensor saved = Dense(self);
+  at::Tensor dy = grad_output;
+  if (!dy.is_non_overlapping_and_dense() || dy.strides() != saved.strides()) {
+    saved = self.contiguous();
+    dy = grad_output.contiguous();
+  }
+  at::Tensor dx = OutputCache::Get().EmptyLike(saved);
+  const leaky_options options = Options();
+  Check(run(dtype, static_cast<size_t>(saved.numel()), dy.data_ptr(), saved.data_ptr(),
+            dx.data_ptr(), &options),
+        op);
+  return dx;
 }
 
 }  // namespace leaky::torch_ops
