@@ -7,9 +7,30 @@
 
 namespace leaky::gan {
 
+namespace {
+
+struct KindText {
+  ActivationKind kind;
+  const char* name;
+};
+constexpr KindText kKindNames[] = {{ActivationKind::kRelu, "relu"},
+                                   {ActivationKind::kLeakyRelu, "lrelu"},
+                                   {ActivationKind::kPrelu, "prelu"},
+                                   {ActivationKind::kElu, "elu"},
+                                   {ActivationKind::kRrelu, "rrelu"}};
+
+}  // namespace
+
+const char* KindName(ActivationKind kind) {
+  for (const KindText& k : kKindNames) {
+    if (k.kind == kind) return k.name;
+  }
+  return "?";
+}
+
 std::string ActivationSpec::Name() const {
-  std::string name = kind;
-  if (kind == "lrelu") {
+  std::string name = KindName(kind);
+  if (kind == ActivationKind::kLeakyRelu) {
     char buffer[32];
     std::snprintf(buffer, sizeof(buffer), ":%g", slope);
     name += buffer;
@@ -27,44 +48,49 @@ ActivationSpec ParseActivation(const std::string& text) {
     body = body.substr(0, at);
   }
   const auto colon = body.find(':');
-  spec.kind = body.substr(0, colon);
-  if (spec.kind == "lrelu") {
-    if (colon != std::string::npos) {
-      size_t used = 0;
-      try {
-        spec.slope = std::stod(body.substr(colon + 1), &used);
-      } catch (const std::exception&) {
-        used = 0;  // not a number at all (std::stod's own message says only "stod")
-      }
-      if (used == 0 || used != body.size() - colon - 1 || !std::isfinite(spec.slope)) {
-        throw std::invalid_argument("bad slope in '" + text + "': a finite number is needed");
-      }
-    }
-  } else if (colon != std::string::npos || (spec.kind != "relu" && spec.kind != "prelu" &&
-                                            spec.kind != "elu" && spec.kind != "rrelu")) {
+  const std::string kind = body.substr(0, colon);
+  const KindText* found = nullptr;
+  for (const KindText& k : kKindNames) {
+    if (kind == k.name) found = &k;
+  }
+  if (found == nullptr || (colon != std::string::npos && found->kind != ActivationKind::kLeakyRelu)) {
     throw std::invalid_argument("activation '" + text +
                                 "' is not relu, lrelu:<slope>, prelu, elu or rrelu");
+  }
+  spec.kind = found->kind;
+  if (colon != std::string::npos) {
+    size_t used = 0;
+    try {
+      spec.slope = std::stod(body.substr(colon + 1), &used);
+    } catch (const std::exception&) {
+      used = 0;  // not a number at all (std::stod's own message says only "stod")
+    }
+    if (used == 0 || used != body.size() - colon - 1 || !std::isfinite(spec.slope)) {
+      throw std::invalid_argument("bad slope in '" + text + "': a finite number is needed");
+    }
   }
   return spec;
 }
 
 torch::nn::AnyModule MakeActivation(const ActivationSpec& spec, int64_t channels, int64_t seed) {
   namespace tnn = torch::nn;
-  if (spec.kind == "relu") {
-    return spec.torch_impl ? tnn::AnyModule(tnn::ReLU()) : tnn::AnyModule(leaky::nn::ReLU());
-  }
-  if (spec.kind == "lrelu") {
-    const auto options = tnn::LeakyReLUOptions().negative_slope(spec.slope);
-    return spec.torch_impl ? tnn::AnyModule(tnn::LeakyReLU(options))
-                           : tnn::AnyModule(leaky::nn::LeakyReLU(options));
-  }
-  if (spec.kind == "prelu") {
-    const auto options = tnn::PReLUOptions().num_parameters(channels);
-    return spec.torch_impl ? tnn::AnyModule(tnn::PReLU(options))
-                           : tnn::AnyModule(leaky::nn::PReLU(options));
-  }
-  if (spec.kind == "elu") {
-    return spec.torch_impl ? tnn::AnyModule(tnn::ELU()) : tnn::AnyModule(leaky::nn::ELU());
+  switch (spec.kind) {
+    case ActivationKind::kRelu:
+      return spec.torch_impl ? tnn::AnyModule(tnn::ReLU()) : tnn::AnyModule(leaky::nn::ReLU());
+    case ActivationKind::kLeakyRelu: {
+      const auto options = tnn::LeakyReLUOptions().negative_slope(spec.slope);
+      return spec.torch_impl ? tnn::AnyModule(tnn::LeakyReLU(options))
+                             : tnn::AnyModule(leaky::nn::LeakyReLU(options));
+    }
+    case ActivationKind::kPrelu: {
+      const auto options = tnn::PReLUOptions().num_parameters(channels);
+      return spec.torch_impl ? tnn::AnyModule(tnn::PReLU(options))
+                             : tnn::AnyModule(leaky::nn::PReLU(options));
+    }
+    case ActivationKind::kElu:
+      return spec.torch_impl ? tnn::AnyModule(tnn::ELU()) : tnn::AnyModule(leaky::nn::ELU());
+    case ActivationKind::kRrelu:
+      break;
   }
   // rrelu: an explicit seed, so building it draws nothing from torch's
   // generator and every variant starts from the same weights.

@@ -15,13 +15,16 @@ namespace leaky::gan {
 
 // "relu", "lrelu:<slope>", "prelu", "elu", "rrelu"; a suffix "@torch" builds
 // the torch::nn module instead of this library's (the speed reference).
+enum class ActivationKind { kRelu, kLeakyRelu, kPrelu, kElu, kRrelu };
+
 struct ActivationSpec {
-  std::string kind;      // relu, lrelu, prelu, elu, rrelu
-  double slope = 0.2;    // lrelu
+  ActivationKind kind = ActivationKind::kLeakyRelu;
+  double slope = 0.2;    // kLeakyRelu only
   bool torch_impl = false;
   std::string Name() const;
 };
 ActivationSpec ParseActivation(const std::string& text);  // throws on a bad spec
+const char* KindName(ActivationKind kind);  // "relu", "lrelu", ...
 
 torch::nn::AnyModule MakeActivation(const ActivationSpec& spec, int64_t channels, int64_t seed);
 

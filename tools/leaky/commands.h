@@ -14,7 +14,8 @@ void AddBenchCommand(CLI::App& app, std::function<int()>& run);
 void AddPlanCommand(CLI::App& app, std::function<int()>& run);
 void AddGoldenCommand(CLI::App& app, std::function<int()>& run);
 void AddCheckCommand(CLI::App& app, std::function<int()>& run);
-// The GAN lab (gan/command.cc), in builds with LibTorch.
+// The GAN lab's commands (gan.cc, on the lab library in gan/), in builds
+// with LibTorch.
 void AddGanCommand(CLI::App& app, std::function<int()>& run);
 void AddPrecisionCommand(CLI::App& app, std::function<int()>& run);
 

@@ -1,0 +1,134 @@
+#include "train.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "metrics.h"
+
+namespace leaky::gan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The noise of the final quality samples: the same for every run, so every
+// variant and seed is measured on the same draw.
+constexpr uint64_t kFinalSamplesSeed = 99;
+
+double Seconds(Clock::time_point from) {
+  return std::chrono::duration<double>(Clock::now() - from).count();
+}
+
+// The next real batch: ring8 draws fresh points; MNIST walks a permutation
+// of the digits, drawn again at the end of each epoch.
+torch::Tensor RealBatch(const LabConfig& c, const LabData& data, torch::Generator& data_gen,
+                        torch::Tensor& order, int64_t& cursor) {
+  if (c.data == Dataset::kRing8) return Ring8(c.batch * 4, data_gen);
+  const int64_t n = data.digits.images.size(0);
+  if (!order.defined() || cursor + c.batch > n) {
+    order = torch::randperm(n, data_gen, torch::kInt64);
+    cursor = 0;
+  }
+  const torch::Tensor index = order.narrow(0, cursor, c.batch);
+  cursor += c.batch;
+  return data.digits.images.index_select(0, index);
+}
+
+}  // namespace
+
+std::vector<ActivationSpec> LayerActs(const LabConfig& config, const Variant& v) {
+  std::vector<ActivationSpec> acts(DiscriminatorImpl::kHidden, config.base_act);
+  for (int layer = 1; layer <= DiscriminatorImpl::kHidden; ++layer) {
+    if (v.layers.empty() || std::find(v.layers.begin(), v.layers.end(), layer) != v.layers.end()) {
+      acts[static_cast<size_t>(layer - 1)] = v.act;
+    }
+  }
+  return acts;
+}
+
+std::optional<TrainedRun> TrainRun(const LabConfig& c, const LabData& data, const Variant& v,
+                                   int seed, bool capture,
+                                   const std::function<void(int step)>& on_log,
+                                   const std::atomic<bool>& stop) {
+  torch::manual_seed(static_cast<uint64_t>(seed));  // same weights for every variant
+  Generator g(c.data);
+  Discriminator d(c.data, LayerActs(c, v), v.batch_norm, seed);
+  torch::optim::Adam opt_g(g->parameters(), torch::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
+  torch::optim::Adam opt_d(d->parameters(), torch::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
+  torch::Generator data_gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 2 + 1);
+  torch::Generator noise_gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 2 + 2);
+  torch::Tensor order;
+  int64_t cursor = 0;
+  const auto ones = [](const torch::Tensor& t) { return torch::ones_like(t); };
+  const auto bce = [](const torch::Tensor& logits, const torch::Tensor& target) {
+    return torch::nn::functional::binary_cross_entropy_with_logits(logits, target);
+  };
+  TrainedRun run;
+  double step_seconds = 0, logged_seconds = 0;
+  int logged_steps = 0;
+  const int checkpoints[] = {std::max(1, c.steps / 4), std::max(1, c.steps / 2), c.steps};
+  for (int step = 1; step <= c.steps; ++step) {
+    if (stop) return std::nullopt;
+    const torch::Tensor real = RealBatch(c, data, data_gen, order, cursor);
+    const torch::Tensor z = torch::randn({real.size(0), g->latent()}, noise_gen, torch::kFloat32);
+    const bool log = step % c.log_every == 0 || step == c.steps;
+    const auto t0 = Clock::now();
+    // Discriminator step (captures on the real batch at logging steps).
+    DiscriminatorCapture captured;
+    const torch::Tensor fake = g->forward(z);
+    opt_d.zero_grad();
+    const torch::Tensor real_logits = d->forward(real, log ? &captured : nullptr);
+    const torch::Tensor fake_logits = d->forward(fake.detach());
+    const torch::Tensor d_loss = bce(real_logits, ones(real_logits)) +
+                                 bce(fake_logits, torch::zeros_like(fake_logits));
+    d_loss.backward();
+    const double grad_norm = log ? d->FirstLayerWeight().grad().norm().item<double>() : 0.0;
+    opt_d.step();
+    // Generator step (non-saturating loss).
+    opt_g.zero_grad();
+    const torch::Tensor g_logits = d->forward(fake);
+    const torch::Tensor g_loss = bce(g_logits, ones(g_logits));
+    g_loss.backward();
+    opt_g.step();
+    const double seconds = Seconds(t0);
+    step_seconds += seconds;
+    logged_seconds += seconds;
+    ++logged_steps;
+    if (log) {
+      Row r{step,
+            d_loss.item<double>(),
+            g_loss.item<double>(),
+            torch::sigmoid(real_logits).mean().item<double>(),
+            torch::sigmoid(fake_logits).mean().item<double>(),
+            grad_norm,
+            1000.0 * logged_seconds / logged_steps,
+            {}, {}, {}};
+      for (const torch::Tensor& h : captured.hidden) {
+        const auto [zero, nonpos] = Sparsity(h);
+        r.zero.push_back(zero);
+        r.nonpos.push_back(nonpos);
+        r.dead.push_back(DeadChannelFraction(h));
+      }
+      if (capture) run.preact2 = captured.preact2;
+      run.rows.push_back(r);
+      logged_seconds = 0;
+      logged_steps = 0;
+      on_log(step);
+    }
+    if (capture && std::find(std::begin(checkpoints), std::end(checkpoints), step) !=
+                       std::end(checkpoints)) {
+      torch::NoGradGuard no_grad;
+      g->eval();
+      run.sample_grids.emplace_back(step, g->forward(data.fixed_z));
+      g->train();
+    }
+  }
+  run.step_ms = 1000.0 * step_seconds / c.steps;
+  torch::NoGradGuard no_grad;
+  g->eval();
+  torch::Generator sample_gen = at::detail::createCPUGenerator(kFinalSamplesSeed);
+  run.final_samples =
+      g->forward(torch::randn({c.samples, g->latent()}, sample_gen, torch::kFloat32));
+  return run;
+}
+
+}  // namespace leaky::gan

@@ -1,0 +1,58 @@
+// One (variant, seed) training run of the lab, as a pure computation: it
+// reads the shared data and returns what it measured (logged rows, sample
+// grids, layer 2's pre-activations, the final generated samples); writing
+// files and summarising are other rooms' work (outputs.h, summary.h).
+#ifndef LEAKY_GAN_TRAIN_H_
+#define LEAKY_GAN_TRAIN_H_
+
+#include <torch/torch.h>
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "data.h"
+#include "lab.h"
+#include "models.h"
+
+namespace leaky::gan {
+
+// What the runs of one lab invocation share, read-only during training.
+struct LabData {
+  Digits digits;                    // MNIST only
+  Classifier classifier{nullptr};   // MNIST only: the quality metrics' classifier
+  torch::Tensor real_features;      // classifier features of real digits
+  torch::Tensor fixed_z;            // the sample grids' noise
+};
+
+// One logged step.
+struct Row {
+  int step;
+  double d_loss, g_loss, d_real, d_fake, grad_norm, step_ms;
+  std::vector<double> zero, nonpos, dead;  // per hidden layer
+};
+
+struct TrainedRun {
+  std::vector<Row> rows;
+  std::vector<std::pair<int, torch::Tensor>> sample_grids;  // (step, generated samples)
+  torch::Tensor preact2;       // layer 2's pre-activations at the last logged step
+  torch::Tensor final_samples; // for the quality metrics
+  double step_ms = 0;          // mean over all steps
+};
+
+// The activation of each discriminator layer for a variant.
+std::vector<ActivationSpec> LayerActs(const LabConfig& config, const Variant& v);
+
+// Trains; `on_log(step)` is called at every logged step (progress). With
+// `capture` the sample grids (at a quarter, half and the end) and the
+// pre-activations are kept. Returns nothing if `stop` became true.
+std::optional<TrainedRun> TrainRun(const LabConfig& config, const LabData& data,
+                                   const Variant& v, int seed, bool capture,
+                                   const std::function<void(int step)>& on_log,
+                                   const std::atomic<bool>& stop);
+
+}  // namespace leaky::gan
+
+#endif  // LEAKY_GAN_TRAIN_H_
