@@ -1,8 +1,9 @@
-// Every kernel of kernel_list.inc, every SIMD target: every n in [0, 2048]
-// (see SweepLengths)
-// at byte offsets 0..63 of source and destination, 1..4 threads, automatic /
-// cached / streaming stores, with sentinel bytes around the output; in-place;
-// then large and prime n on real multi-core plans.
+// Every unary and binary kernel of kernel_list.inc, every SIMD target, over
+// an explicit table of cases (SweepCases: every source misalignment 0..63
+// with its destination misalignment, thread count, store policy and
+// in-place choice) for every n in [0, 2048] (see SweepLengths), with
+// sentinel bytes around the output; then large and prime n on real
+// multi-core plans. Every failure names op, dtype, target, n and the case.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -76,40 +77,70 @@ std::vector<T> Expected(const std::vector<unsigned char>& src0,
   return expected;
 }
 
+// One call of a sweep.
+struct SweepCase {
+  size_t source_offset;       // bytes past an aligned start
+  size_t destination_offset;  // likewise (equal to source_offset in place)
+  int threads;                // num_threads, 1..4
+  int stream_stores;          // -1 automatic, 0 never, 1 always
+  bool in_place;
+};
+
+std::string Describe(const char* op, const SweepCase& c, size_t n) {
+  return std::string(op) + " target " + leaky_simd_target() + " n=" + std::to_string(n) +
+         " offsets=" + std::to_string(c.source_offset) + "/" +
+         std::to_string(c.destination_offset) + " threads=" + std::to_string(c.threads) +
+         " stream_stores=" + std::to_string(c.stream_stores) +
+         (c.in_place ? " in place" : "");
+}
+
+// The case table: each source misalignment 0..63 once out of place, its
+// destination misalignment spread over 0..63 (37 is coprime with 64), the
+// thread count cycling 1..4 and the store policy automatic/never/always
+// every 4 offsets; every 8th offset (5, 13, ...) also in place.
+std::vector<SweepCase> SweepCases() {
+  std::vector<SweepCase> cases;
+  for (size_t offset = 0; offset < 64; ++offset) {
+    const int threads = static_cast<int>(1 + offset % 4);
+    const int stream_stores = static_cast<int>((offset / 4) % 3) - 1;
+    cases.push_back({offset, (offset * 37 + 11) % 64, threads, stream_stores, false});
+    if (offset % 8 == 5) cases.push_back({offset, offset, threads, stream_stores, true});
+  }
+  return cases;
+}
+
 // Checks one call: output equals `expected`, sentinels intact.
 template <class T, class Harness>
-void CheckOne(const std::vector<unsigned char>& src0, const std::vector<unsigned char>& src1,
-              const std::vector<T>& expected, size_t offset0, size_t offset_dst, size_t n,
-              double param, leaky_options options, bool in_place,
-              std::vector<unsigned char>& dst) {
+void CheckOne(const char* op, const std::vector<unsigned char>& src0,
+              const std::vector<unsigned char>& src1, const std::vector<T>& expected,
+              const SweepCase& c, size_t n, double param, std::vector<unsigned char>& dst) {
   // Sentinels: kGuard bytes (plus the misalignment) before, kGuard after.
-  const size_t end = kGuard + offset_dst + n * sizeof(T);
+  const size_t end = kGuard + c.destination_offset + n * sizeof(T);
   ASSERT_LE(end + kGuard, dst.size());
   std::fill(dst.begin(), dst.begin() + static_cast<long>(end + kGuard), kSentinel);
-  unsigned char* out = dst.data() + kGuard + offset_dst;
-  const unsigned char* a = src0.data() + offset0;
-  if (in_place) {
+  unsigned char* out = dst.data() + kGuard + c.destination_offset;
+  const unsigned char* a = src0.data() + c.source_offset;
+  if (c.in_place) {
     std::memcpy(out, a, n * sizeof(T));
     a = out;
   }
   const OpCall<T> call{reinterpret_cast<const T*>(a),
-                       reinterpret_cast<const T*>(src1.data() + offset0),
-                       reinterpret_cast<T*>(out), n, param, options};
-  ASSERT_EQ(Harness::Call(call), LEAKY_OK) << leaky_last_error();
+                       reinterpret_cast<const T*>(src1.data() + c.source_offset),
+                       reinterpret_cast<T*>(out), n, param,
+                       leaky_options{c.threads, c.stream_stores}};
+  ASSERT_EQ(Harness::Call(call), LEAKY_OK) << Describe(op, c, n) << ": " << leaky_last_error();
   for (size_t i = 0; i < n; ++i) {
     const T actual = LoadAt<T>(out, i);
     if (!SameOrBothNan(actual, expected[i])) {
-      FAIL() << "n=" << n << " offsets=" << offset0 << "/" << offset_dst << " threads="
-             << options.num_threads << " stream=" << options.stream_stores << " in_place="
-             << in_place << " index " << i << ": got " << Hex(actual) << " expected "
-             << Hex(expected[i]);
+      FAIL() << Describe(op, c, n) << " slope " << param << ": index " << i << " got "
+             << Hex(actual) << " expected " << Hex(expected[i]);
     }
   }
   for (size_t b = 0; b < end + kGuard; ++b) {
-    if (b == kGuard + offset_dst) b = end;
+    if (b == kGuard + c.destination_offset) b = end;
     if (dst[b] != kSentinel) {
-      FAIL() << "n=" << n << " sentinel byte " << b << " overwritten (output spans ["
-             << kGuard + offset_dst << ", " << end << "))";
+      FAIL() << Describe(op, c, n) << ": sentinel byte " << b << " overwritten (output spans ["
+             << kGuard + c.destination_offset << ", " << end << "))";
     }
   }
 }
@@ -131,29 +162,21 @@ std::vector<size_t> SweepLengths() {
 }
 
 template <class T, class Harness>
-void SweepSizes() {
+void SweepSizes(const char* op) {
   // Split even tiny arrays across cores, so threads 1..4 really run.
   internal::SetMinBytesPerCoreForTesting(1);
   const auto src0 = RandomBytes<T>(kMaxN + 64, 1);
   const auto src1 = RandomBytes<T>(kMaxN + 64, 2);
   std::vector<unsigned char> dst(2 * kGuard + 64 + kMaxN * sizeof(T));
+  const std::vector<SweepCase> cases = SweepCases();
   ForEachTarget([&](const std::string&) {
-    std::vector<std::vector<T>> expected;
+    std::vector<std::vector<T>> expected;  // per source offset
     for (size_t offset = 0; offset < 64; ++offset) {
       expected.push_back(Expected<T, Harness>(src0, src1, offset, kMaxN, 0.2));
     }
     for (size_t n : SweepLengths()) {
-      for (size_t offset = 0; offset < 64; ++offset) {
-        const leaky_options options{static_cast<int>(1 + offset % 4),
-                                    static_cast<int>((offset / 4) % 3) - 1};
-        const size_t offset_dst = (offset * 37 + 11) % 64;
-        const bool in_place = offset % 8 == 5;
-        CheckOne<T, Harness>(src0, src1, expected[offset], offset, offset_dst, n, 0.2, options,
-                             false, dst);
-        if (in_place) {
-          CheckOne<T, Harness>(src0, src1, expected[offset], offset, offset, n, 0.2, options,
-                               true, dst);
-        }
+      for (const SweepCase& c : cases) {
+        CheckOne<T, Harness>(op, src0, src1, expected[c.source_offset], c, n, 0.2, dst);
         if (::testing::Test::HasFatalFailure()) return;
       }
     }
@@ -162,7 +185,7 @@ void SweepSizes() {
 }
 
 template <class T, class Harness>
-void LargeSizes() {
+void LargeSizes(const char* op) {
   // The sanitizer run (LEAKY_TEST_QUICK_SWEEP=1) keeps the sizes below 2^17,
   // which already span several tiles on every core.
   const char* quick = std::getenv("LEAKY_TEST_QUICK_SWEEP");
@@ -179,12 +202,11 @@ void LargeSizes() {
         const std::vector<T> expected_negative = Expected<T, Harness>(src0, src1, offset, n, -0.5);
         const std::vector<T> expected_small = Expected<T, Harness>(src0, src1, offset, n, 0.01);
         for (int threads = 1; threads <= 4; ++threads) {
-          const leaky_options options{threads, threads % 3 - 1};
-          CheckOne<T, Harness>(src0, src1, expected_negative, offset, (offset + 24) % 64, n,
-                               -0.5, options, false, dst);
+          const SweepCase out_of_place{offset, (offset + 24) % 64, threads, threads % 3 - 1, false};
+          CheckOne<T, Harness>(op, src0, src1, expected_negative, out_of_place, n, -0.5, dst);
           if (threads == 2) {
-            CheckOne<T, Harness>(src0, src1, expected_small, offset, offset, n, 0.01, options,
-                                 true, dst);
+            const SweepCase in_place{offset, offset, threads, threads % 3 - 1, true};
+            CheckOne<T, Harness>(op, src0, src1, expected_small, in_place, n, 0.01, dst);
           }
           if (::testing::Test::HasFatalFailure()) return;
         }
@@ -194,12 +216,14 @@ void LargeSizes() {
 }
 
 #define LEAKY_OP(op, arity)
-#define LEAKY_KERNEL_TESTS(op, Codec, Type)                                    \
-  TEST(KernelSizes, op##_##Codec) { SweepSizes<Type, op##_harness<Type>>(); } \
-  TEST(KernelLargeSizes, op##_##Codec) { LargeSizes<Type, op##_harness<Type>>(); }
+#define LEAKY_KERNEL_TESTS(op, Codec, Type)                                           \
+  TEST(KernelSizes, op##_##Codec) { SweepSizes<Type, op##_harness<Type>>(#op "/" #Codec); } \
+  TEST(KernelLargeSizes, op##_##Codec) {                                                      \
+    LargeSizes<Type, op##_harness<Type>>(#op "/" #Codec);                                      \
+  }
 #define LEAKY_UNARY_KERNEL(op, dtype, Codec, Type) LEAKY_KERNEL_TESTS(op, Codec, Type)
 #define LEAKY_BINARY_KERNEL(op, dtype, Codec, Type) LEAKY_KERNEL_TESTS(op, Codec, Type)
-#define LEAKY_INDEXED_KERNEL(op, dtype, Codec, Type)  // bias_act_test sweeps these
+#define LEAKY_INDEXED_KERNEL(op, dtype, Codec, Type)  // indexed_kernels_test sweeps these
 #include "kernels/kernel_list.inc"
 
 }  // namespace
