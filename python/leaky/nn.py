@@ -4,7 +4,15 @@ import torch
 from . import functional
 
 
-class LeakyReLU(torch.nn.Module):
+class _Module(torch.nn.Module):
+    """A module of this library: its repr says so (leaky.LeakyReLU(...)), so a
+    printed model shows which layers are torch.nn's and which are leaky's."""
+
+    def _get_name(self) -> str:
+        return "leaky." + type(self).__name__
+
+
+class LeakyReLU(_Module):
     """torch.nn.LeakyReLU(negative_slope, inplace) computed by leaky."""
     __constants__ = ["inplace", "negative_slope"]
 
@@ -21,7 +29,7 @@ class LeakyReLU(torch.nn.Module):
         return f"negative_slope={self.negative_slope}{inplace_str}"
 
 
-class ReLU(torch.nn.Module):
+class ReLU(_Module):
     """torch.nn.ReLU(inplace) computed by leaky."""
     __constants__ = ["inplace"]
 
@@ -36,7 +44,7 @@ class ReLU(torch.nn.Module):
         return "inplace=True" if self.inplace else ""
 
 
-class ELU(torch.nn.Module):
+class ELU(_Module):
     """torch.nn.ELU(alpha, inplace) computed by leaky."""
     __constants__ = ["alpha", "inplace"]
 
@@ -69,7 +77,7 @@ class _RandomStream:
         return offset
 
 
-class BiasAct(torch.nn.Module, _RandomStream):
+class BiasAct(_Module, _RandomStream):
     """A learnable per-channel bias followed by an activation, a gain, an
     optional clamp and optional dropout (in training only), fused: StyleGAN's
     bias_act as a module."""
@@ -95,7 +103,7 @@ class BiasAct(torch.nn.Module, _RandomStream):
                 f"clamp={self.clamp}, dim={self.dim}, dropout_p={self.dropout_p}")
 
 
-class PReLU(torch.nn.Module):
+class PReLU(_Module):
     """torch.nn.PReLU(num_parameters, init) computed by leaky."""
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25) -> None:
@@ -110,7 +118,7 @@ class PReLU(torch.nn.Module):
         return f"num_parameters={self.num_parameters}"
 
 
-class RReLU(torch.nn.Module, _RandomStream):
+class RReLU(_Module, _RandomStream):
     """torch.nn.RReLU(lower, upper) computed by leaky, its slopes drawn from
     the module's Philox stream in training."""
 

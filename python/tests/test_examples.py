@@ -21,7 +21,7 @@ def test_load_and_call():
 
 
 def test_swap_in_model():
-    assert run("swap_in_model.py") == "LeakyReLU(negative_slope=0.2) (8, 1)\n"
+    assert run("swap_in_model.py") == "leaky.LeakyReLU(negative_slope=0.2) (8, 1)\n"
 
 
 def test_pip_install_gives_a_self_contained_package(tmp_path):

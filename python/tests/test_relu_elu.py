@@ -115,7 +115,7 @@ def test_modules_swap_for_torch_nn():
     x = random_tensor((3, 5), torch.float32)
     assert_same_bits(leaky.nn.ReLU()(x), torch.nn.ReLU()(x))
     assert int(ulp_distance(leaky.nn.ELU(0.5)(x), torch.nn.ELU(0.5)(x)).max()) <= 3
-    assert repr(leaky.nn.ELU(0.5, inplace=True)) == "ELU(alpha=0.5, inplace=True)"
+    assert repr(leaky.nn.ELU(0.5, inplace=True)) == "leaky.ELU(alpha=0.5, inplace=True)"
 
 
 def test_output_cache_reuses_blocks_and_stays_correct():

@@ -212,7 +212,7 @@ def test_functional_and_module_api():
     assert_same_bits(leaky.functional.leaky_relu(x, 0.3), F.leaky_relu(x, 0.3))
     m = leaky.nn.LeakyReLU(0.3)
     assert_same_bits(m(x), torch.nn.LeakyReLU(0.3)(x))
-    assert repr(m) == "LeakyReLU(negative_slope=0.3)"
+    assert repr(m) == "leaky.LeakyReLU(negative_slope=0.3)"
     y = x.clone()
     assert leaky.nn.LeakyReLU(0.3, inplace=True)(y) is y
     assert_same_bits(y, F.leaky_relu(x, 0.3))

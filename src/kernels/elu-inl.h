@@ -31,10 +31,10 @@ namespace HWY_NAMESPACE {
 // (ELU with input_scale >= 0 discards them: x > 0 there), t < -87 is clamped
 // (expm1 is -1 there) and nothing can overflow. Otherwise
 // (a negative input_scale) the top of the range is handled too: k = 128
-// scales by 2^127 and then 2, and t > 88.75 is +inf. Highway's Expm1 through
-// an out-of-line call cost 1.0 ns per element here, the kNonPositive form
-// 0.6: the difference between losing to oneDNN's ELU and not. Error measured
-// by elu_accuracy_test (bound in reference.hpp).
+// scales by 2^127 and then 2, and t > 88.75 is +inf. Inline, because the
+// out-of-line call was the difference between losing to oneDNN's ELU and not
+// (docs/design.md). Error measured by elu_accuracy_test (bound in
+// reference.hpp).
 template <bool kNonPositive, class D>
 HWY_INLINE hn::Vec<D> Expm1F32(D d, hn::Vec<D> t) {
   static_assert(sizeof(hn::TFromD<D>) == 4, "f32 compute only");

@@ -81,7 +81,7 @@ class StreamFiller {
   // product, so a round is 2 multiplies, 2 shifts and 4 xors per vector, and
   // the high halves may hold garbage (never read). kBatch independent vectors
   // run together: one alone is a chain of dependent multiplies; more than two
-  // spill registers on AVX2 (measured: 2 was fastest of 2, 4, 6, 8).
+  // spill registers on AVX2 (docs/design.md).
   static constexpr size_t kBatch = 2;
   HWY_NOINLINE void Batch() {
     const hn::ScalableTag<uint32_t> du;
@@ -275,8 +275,8 @@ HWY_INLINE hn::Mask<D> WordsAtLeast(D d, const uint32_t* words, uint32_t thresho
 //     *kept to their mask bits when kWritesMask.
 // The next chunk's Philox runs a batch at a time inside this chunk's loop
 // (every 64 elements), so its arithmetic overlaps this chunk's loads and
-// stores (measured: about 4% off dropout at 1 thread; the loop is
-// compute-bound, so the two mostly add up anyway).
+// stores (a small gain, docs/design.md: the loop is compute-bound, so the
+// two mostly add up anyway).
 // The mask bits gather in a local word (a member would round-trip through
 // memory every vector) and go out a chunk at a time.
 // With `stream`, vector-aligned whole vectors go out as non-temporal stores.
