@@ -15,15 +15,21 @@ Params EluParams(double alpha, double scale, double input_scale) {
   params.op.elu = {alpha, scale, input_scale};
   return params;
 }
+
+leaky_status DescribeElu(const char* function, leaky_dtype dtype, size_t n,
+                         const leaky_options* opts, double alpha, double scale,
+                         double input_scale, Call* call) {
+  return DescribeCall(function, dtype, n, opts,
+                      {{"alpha", alpha}, {"scale", scale}, {"input_scale", input_scale}}, call);
+}
 }  // namespace
 
 extern "C" leaky_status leaky_elu_forward(leaky_dtype dtype, size_t n, const void* x, void* y,
                                           double alpha, double scale, double input_scale,
                                           const leaky_options* opts) {
   Call call;
-  LEAKY_RETURN_IF_ERROR(DescribeCall("leaky_elu_forward", dtype, n, opts,
-                                     {{"alpha", alpha}, {"scale", scale},
-                                      {"input_scale", input_scale}}, &call));
+  LEAKY_RETURN_IF_ERROR(
+      DescribeElu("leaky_elu_forward", dtype, n, opts, alpha, scale, input_scale, &call));
   return RunUnaryOp(call, x, y, &KernelTable::elu_forward, EluParams(alpha, scale, input_scale));
 }
 
@@ -32,9 +38,8 @@ extern "C" leaky_status leaky_elu_backward(leaky_dtype dtype, size_t n, const vo
                                            double alpha, double scale, double input_scale,
                                            const leaky_options* opts) {
   Call call;
-  LEAKY_RETURN_IF_ERROR(DescribeCall("leaky_elu_backward", dtype, n, opts,
-                                     {{"alpha", alpha}, {"scale", scale},
-                                      {"input_scale", input_scale}}, &call));
+  LEAKY_RETURN_IF_ERROR(
+      DescribeElu("leaky_elu_backward", dtype, n, opts, alpha, scale, input_scale, &call));
   // With alpha < 0 the negative side's results are positive: the result no
   // longer tells which side the input was on (PyTorch's rule too).
   if (saved_is_result && alpha < 0) {
