@@ -217,7 +217,7 @@ void Register(const Case& c, std::function<Runner(const Case&, char*, char*, cha
 }
 
 Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int stream_stores) {
-  const leaky_options options{c.threads, stream_stores};
+  const leaky_options options{c.threads, stream_stores, nullptr};
   if (c.mode == Mode::kEluForward) {
     return [=] { leaky_elu_forward(c.dtype, c.n, a, dst, 1.0, 1.0, 1.0, &options); };
   }

@@ -71,7 +71,7 @@ py::array LeakyRelu(const py::array& x_in, double negative_slope, std::optional<
   const leaky_dtype dtype = DtypeOf(x_in, "x");
   const py::array x = Packed(x_in);
   py::array y = Output(x, dtype, out);
-  const leaky_options options{num_threads, -1};
+  const leaky_options options{num_threads, -1, nullptr};
   const void* src = x.data();
   void* dst = y.mutable_data();
   const auto n = static_cast<size_t>(x.size());
@@ -95,7 +95,7 @@ py::array LeakyReluBackward(const py::array& dy_in, const py::array& saved_in,
   const py::array dy = Packed(dy_in);
   const py::array saved = Packed(saved_in);
   py::array dx = Output(dy, dtype, out);
-  const leaky_options options{num_threads, -1};
+  const leaky_options options{num_threads, -1, nullptr};
   const void* a = dy.data();
   const void* b = saved.data();
   void* dst = dx.mutable_data();
@@ -121,4 +121,6 @@ PYBIND11_MODULE(_native, m) {
         py::arg("out") = py::none(), py::arg("num_threads") = 0);
   m.def("simd_target", [] { return std::string(leaky_simd_target()); });
   m.def("version", [] { return std::string(leaky_version()); });
+  m.def("pool_threads", [] { return leaky_pool_threads(); },
+        "threads of the library's own pool (this module's copy) started so far");
 }

@@ -15,6 +15,17 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// StyleGAN's defaults per activation, for an alpha or gain not given:
+// linear: gain 1; relu: gain sqrt(2); lrelu: alpha 0.2, gain sqrt(2).
+struct ResolvedAct {
+  double alpha, gain;
+};
+ResolvedAct ActDefaults(c10::string_view act, c10::optional<double> alpha,
+                        c10::optional<double> gain) {
+  const bool linear = act == "linear";
+  return {alpha.value_or(act == "lrelu" ? 0.2 : 0.0), gain.value_or(linear ? 1.0 : std::sqrt(2.0))};
+}
+
 leaky_bias_act_params BiasActParams(c10::string_view act, double alpha, double gain,
                                     c10::optional<double> clamp) {
   leaky_bias_act_params p{};
@@ -52,7 +63,7 @@ std::tuple<at::Tensor, at::Tensor> BiasActForwardCpu(
   const leaky_bias_act_params p = BiasActParams(act, alpha, gain, clamp);
   const ChannelView v = ViewAroundChannels(x, dim, "bias_act");
   const at::Tensor bias = CheckedBias(b, v, x);
-  at::Tensor y = OutputCache::Get().EmptyLike(v.x);
+  at::Tensor y = at::empty_like(v.x);
   const leaky_options options = Options();
   const void* bias_data = bias.defined() ? bias.data_ptr() : nullptr;
   if (!with_dropout) {
@@ -74,18 +85,20 @@ std::tuple<at::Tensor, at::Tensor> BiasActForwardCpu(
 }
 
 at::Tensor BiasActCpu(const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim,
-                      c10::string_view act, double alpha, double gain,
-                      c10::optional<double> clamp, double dropout_p, int64_t seed,
-                      int64_t offset) {
-  return std::get<0>(BiasActForwardCpu(x, b, dim, act, alpha, gain, clamp, dropout_p, seed,
+                      c10::string_view act, c10::optional<double> alpha,
+                      c10::optional<double> gain, c10::optional<double> clamp, double dropout_p,
+                      int64_t seed, int64_t offset) {
+  const ResolvedAct r = ActDefaults(act, alpha, gain);
+  return std::get<0>(BiasActForwardCpu(x, b, dim, act, r.alpha, r.gain, clamp, dropout_p, seed,
                                        offset, dropout_p > 0.0));
 }
 
 std::tuple<at::Tensor, at::Tensor> BiasActDropoutCpu(
     const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim, c10::string_view act,
-    double alpha, double gain, c10::optional<double> clamp, double dropout_p, int64_t seed,
-    int64_t offset) {
-  return BiasActForwardCpu(x, b, dim, act, alpha, gain, clamp, dropout_p, seed, offset, true);
+    c10::optional<double> alpha, c10::optional<double> gain, c10::optional<double> clamp,
+    double dropout_p, int64_t seed, int64_t offset) {
+  const ResolvedAct r = ActDefaults(act, alpha, gain);
+  return BiasActForwardCpu(x, b, dim, act, r.alpha, r.gain, clamp, dropout_p, seed, offset, true);
 }
 
 std::tuple<at::Tensor, at::Tensor> BiasActBackwardCpu(
@@ -104,7 +117,7 @@ std::tuple<at::Tensor, at::Tensor> BiasActBackwardCpu(
   const ChannelView v = ViewAroundChannels(x, dim, "bias_act_backward");
   const at::Tensor dy = SameLayoutAs(grad_output, v.x);
   const at::Tensor bias = CheckedBias(b, v, x);
-  at::Tensor dx = OutputCache::Get().EmptyLike(v.x);
+  at::Tensor dx = at::empty_like(v.x);
   // Without a bias, grad_b is an empty tensor (an undefined one cannot leave
   // an autograd Function).
   at::Tensor db = at::empty({bias.defined() ? static_cast<int64_t>(v.channels) : 0}, x.options());
@@ -136,11 +149,12 @@ std::tuple<at::Tensor, at::Tensor> BiasActBackwardCpu(
 }
 
 using BiasActSignature = at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, int64_t,
-                                    c10::string_view, double, double, c10::optional<double>,
-                                    double, int64_t, int64_t);
+                                    c10::string_view, c10::optional<double>,
+                                    c10::optional<double>, c10::optional<double>, double, int64_t,
+                                    int64_t);
 using BiasActDropoutSignature = std::tuple<at::Tensor, at::Tensor>(
-    const at::Tensor&, const c10::optional<at::Tensor>&, int64_t, c10::string_view, double,
-    double, c10::optional<double>, double, int64_t, int64_t);
+    const at::Tensor&, const c10::optional<at::Tensor>&, int64_t, c10::string_view,
+    c10::optional<double>, c10::optional<double>, c10::optional<double>, double, int64_t, int64_t);
 using BiasActBackwardSignature = std::tuple<at::Tensor, at::Tensor>(
     const at::Tensor&, const at::Tensor&, const c10::optional<at::Tensor>&, int64_t,
     c10::string_view, double, double, c10::optional<double>, const c10::optional<at::Tensor>&,
@@ -179,7 +193,8 @@ std::tuple<at::Tensor, at::Tensor> CallBiasAct(const at::Tensor& x,
   CheckDropoutP(a.dropout_p, "bias_act");  // before the branch: a NaN p is no "no dropout"
   if (a.dropout_p > 0.0) {
     static const auto op = Find<BiasActDropoutSignature>("leaky::bias_act_dropout");
-    return op.call(x, b, a.dim, a.act, a.alpha, a.gain, a.clamp, a.dropout_p, a.seed, a.offset);
+    return op.call(x, b, a.dim, a.act, a.alpha, a.gain, a.clamp, a.dropout_p, a.seed,
+                   a.offset);
   }
   static const auto op = Find<BiasActSignature>("leaky::bias_act");
   return {op.call(x, b, a.dim, a.act, a.alpha, a.gain, a.clamp, 0.0, 0, 0), at::Tensor()};
@@ -269,9 +284,10 @@ class BiasActBackwardFunction : public torch::autograd::Function<BiasActBackward
 };
 
 at::Tensor BiasActAutograd(const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim,
-                           c10::string_view act, double alpha, double gain,
-                           c10::optional<double> clamp, double dropout_p, int64_t seed,
-                           int64_t offset) {
+                           c10::string_view act, c10::optional<double> alpha_given,
+                           c10::optional<double> gain_given, c10::optional<double> clamp,
+                           double dropout_p, int64_t seed, int64_t offset) {
+  const auto [alpha, gain] = ActDefaults(act, alpha_given, gain_given);
   return ApplyOrCall<BiasActFunction>(
       {&x, b.has_value() ? &*b : &x},
       [&] {
@@ -291,11 +307,35 @@ std::tuple<at::Tensor, at::Tensor> BiasActBackwardAutograd(
   return {outputs[0], outputs[1]};
 }
 
+at::Tensor BiasActMeta(const at::Tensor& x, const c10::optional<at::Tensor>&, int64_t dim,
+                       c10::string_view, c10::optional<double>, c10::optional<double>,
+                       c10::optional<double>, double, int64_t, int64_t) {
+  (void)at::maybe_wrap_dim(dim, x.dim());
+  return UnaryMeta(x, "bias_act");
+}
+std::tuple<at::Tensor, at::Tensor> BiasActDropoutMeta(
+    const at::Tensor& x, const c10::optional<at::Tensor>& b, int64_t dim, c10::string_view act,
+    c10::optional<double> alpha, c10::optional<double> gain, c10::optional<double> clamp,
+    double dropout_p, int64_t seed, int64_t offset) {
+  at::Tensor y = BiasActMeta(x, b, dim, act, alpha, gain, clamp, dropout_p, seed, offset);
+  return {y, at::empty({(x.numel() + 7) / 8}, x.options().dtype(at::kByte))};
+}
+std::tuple<at::Tensor, at::Tensor> BiasActBackwardMeta(
+    const at::Tensor& grad_output, const at::Tensor& x, const c10::optional<at::Tensor>& b,
+    int64_t dim, c10::string_view, double, double, c10::optional<double>,
+    const c10::optional<at::Tensor>&, double) {
+  const int64_t axis = at::maybe_wrap_dim(dim, x.dim());
+  const bool with_bias = b.has_value() && b->defined();
+  return {BinaryMeta(grad_output, x, "bias_act_backward"),
+          at::empty({with_bias ? x.size(axis) : 0}, x.options())};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(leaky, m) {
-  m.def("bias_act(Tensor x, Tensor? b=None, int dim=1, str act=\"lrelu\", float alpha=0.2, "
-        "float gain=1.4142135623730951, float? clamp=None, float dropout_p=0.0, int seed=0, "
+  // alpha and gain default by activation, as StyleGAN's (ActDefaults).
+  m.def("bias_act(Tensor x, Tensor? b=None, int dim=1, str act=\"lrelu\", float? alpha=None, "
+        "float? gain=None, float? clamp=None, float dropout_p=0.0, int seed=0, "
         "int offset=0) -> Tensor");
   m.def("bias_act_backward(Tensor grad_output, Tensor x, Tensor? b, int dim, str act, "
         "float alpha, float gain, float? clamp, Tensor? mask=None, float dropout_p=0.0) "
@@ -303,7 +343,7 @@ TORCH_LIBRARY_FRAGMENT(leaky, m) {
   // bias_act with dropout, also returning the keep mask (uint8, one bit per
   // element in memory order); no autograd of its own: bias_act is the
   // differentiable form, and saves this mask.
-  m.def("bias_act_dropout(Tensor x, Tensor? b, int dim, str act, float alpha, float gain, "
+  m.def("bias_act_dropout(Tensor x, Tensor? b, int dim, str act, float? alpha, float? gain, "
         "float? clamp, float dropout_p, int seed, int offset) -> (Tensor, Tensor)");
 }
 
@@ -316,6 +356,18 @@ TORCH_LIBRARY_IMPL(leaky, CPU, m) {
 TORCH_LIBRARY_IMPL(leaky, Autograd, m) {
   m.impl("bias_act", &BiasActAutograd);
   m.impl("bias_act_backward", &BiasActBackwardAutograd);
+}
+
+TORCH_LIBRARY_IMPL(leaky, Meta, m) {
+  m.impl("bias_act", &BiasActMeta);
+  m.impl("bias_act_dropout", &BiasActDropoutMeta);
+  m.impl("bias_act_backward", &BiasActBackwardMeta);
+}
+
+// bias_act_dropout has no autograd of its own: CPU tensors fall through to the CPU
+// kernel (PyTorch's AutogradCPU fallthrough); meta tensors need it said.
+TORCH_LIBRARY_IMPL(leaky, AutogradMeta, m) {
+  m.impl("bias_act_dropout", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace leaky::torch_ops

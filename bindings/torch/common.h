@@ -15,7 +15,6 @@
 #include <initializer_list>
 
 #include "leaky/leaky.h"
-#include "output_cache.h"
 
 namespace leaky::torch_ops {
 
@@ -36,8 +35,21 @@ inline void CheckCpu(const at::Tensor& t, const char* op, const char* name) {
               "; only CPU tensors are supported");
 }
 
-// The library's threads follow PyTorch's intra-op setting.
-inline leaky_options Options() { return leaky_options{at::get_num_threads(), -1}; }
+// The ops run on PyTorch's intra-op threads (at::parallel_for), never on
+// the library's own pool: they follow torch.set_num_threads, and a PyTorch
+// process gains no second pool competing with PyTorch's threads.
+inline void TorchParallelFor(void*, size_t task_count, leaky_task task, void* task_context) {
+  at::parallel_for(0, static_cast<int64_t>(task_count), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) task(task_context, static_cast<size_t>(i));
+  });
+}
+
+inline leaky_options Options() {
+  // max_threads is read per call: torch.set_num_threads may change it.
+  thread_local leaky_executor executor{&TorchParallelFor, nullptr, nullptr, 1};
+  executor.max_threads = at::get_num_threads();
+  return leaky_options{executor.max_threads, -1, &executor};
+}
 
 inline void Check(leaky_status status, const char* op) {
   TORCH_CHECK(status == LEAKY_OK, "leaky::", op, ": ", leaky_last_error());
@@ -121,13 +133,36 @@ c10::TypedOperatorHandle<Signature> Find(const char* name) {
   return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
 }
 
+// grad_output and self (or the saved result) agree in shape and dtype.
+inline leaky_dtype CheckPair(const at::Tensor& grad_output, const at::Tensor& self,
+                             const char* op) {
+  TORCH_CHECK(grad_output.sizes() == self.sizes(), "leaky::", op, ": grad_output of shape ",
+              grad_output.sizes(), " does not match self of shape ", self.sizes());
+  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), "leaky::", op,
+              ": grad_output is ", grad_output.scalar_type(), " but self is ",
+              self.scalar_type());
+  return DtypeOf(self, op);
+}
+
+// Meta kernels (tensors on device "meta"): shapes and dtypes only, after the
+// same checks of them as the CPU kernels.
+inline at::Tensor UnaryMeta(const at::Tensor& self, const char* op) {
+  DtypeOf(self, op);
+  return at::empty_like(self);
+}
+inline at::Tensor BinaryMeta(const at::Tensor& grad_output, const at::Tensor& self,
+                             const char* op) {
+  CheckPair(grad_output, self, op);
+  return at::empty_like(self);
+}
+
 // y = op(x) for any layout; `run(dtype, n, src, dst, options)` calls the C API.
 template <class Run>
 at::Tensor UnaryCpu(const at::Tensor& self, const char* op, Run run) {
   CheckCpu(self, op, "self");
   const leaky_dtype dtype = DtypeOf(self, op);
   const at::Tensor x = Dense(self);
-  at::Tensor y = OutputCache::Get().EmptyLike(x);  // same strides as the dense x
+  at::Tensor y = at::empty_like(x);  // same strides as the dense x
   const leaky_options options = Options();
   Check(run(dtype, static_cast<size_t>(x.numel()), x.data_ptr(), y.data_ptr(), &options), op);
   return y;
@@ -156,19 +191,14 @@ at::Tensor BinaryCpu(const at::Tensor& grad_output, const at::Tensor& self, cons
                      Run run) {
   CheckCpu(grad_output, op, "grad_output");
   CheckCpu(self, op, "self");
-  TORCH_CHECK(grad_output.sizes() == self.sizes(), "leaky::", op, ": grad_output of shape ",
-              grad_output.sizes(), " does not match self of shape ", self.sizes());
-  TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), "leaky::", op,
-              ": grad_output is ", grad_output.scalar_type(), " but self is ",
-              self.scalar_type());
-  const leaky_dtype dtype = DtypeOf(self, op);
+  const leaky_dtype dtype = CheckPair(grad_output, self, op);
   at::Tensor saved = Dense(self);
   at::Tensor dy = grad_output;
   if (!dy.is_non_overlapping_and_dense() || dy.strides() != saved.strides()) {
     saved = self.contiguous();
     dy = grad_output.contiguous();
   }
-  at::Tensor dx = OutputCache::Get().EmptyLike(saved);
+  at::Tensor dx = at::empty_like(saved);
   const leaky_options options = Options();
   Check(run(dtype, static_cast<size_t>(saved.numel()), dy.data_ptr(), saved.data_ptr(),
             dx.data_ptr(), &options),

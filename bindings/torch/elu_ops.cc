@@ -178,6 +178,18 @@ at::Tensor EluBackwardAutograd(const at::Tensor& grad_output, double alpha, doub
       grad_output, alpha, scale, input_scale, is_result, saved);
 }
 
+at::Tensor EluMeta(const at::Tensor& self, double, double, double) {
+  return UnaryMeta(self, "elu");
+}
+at::Tensor& EluInplaceMeta(at::Tensor& self, double, double, double) {
+  DtypeOf(self, "elu_");
+  return self;
+}
+at::Tensor EluBackwardMeta(const at::Tensor& grad_output, double, double, double, bool,
+                           const at::Tensor& saved) {
+  return BinaryMeta(grad_output, saved, "elu_backward");
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(leaky, m) {
@@ -199,6 +211,12 @@ TORCH_LIBRARY_IMPL(leaky, Autograd, m) {
   m.impl("elu", &EluAutograd);
   m.impl("elu_", &EluInplaceAutograd);
   m.impl("elu_backward", &EluBackwardAutograd);
+}
+
+TORCH_LIBRARY_IMPL(leaky, Meta, m) {
+  m.impl("elu", &EluMeta);
+  m.impl("elu_", &EluInplaceMeta);
+  m.impl("elu_backward", &EluBackwardMeta);
 }
 
 }  // namespace leaky::torch_ops

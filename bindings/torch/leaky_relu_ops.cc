@@ -142,6 +142,16 @@ at::Tensor LeakyReluBackwardAutograd(const at::Tensor& grad_output, const at::Te
       grad_output, self, negative_slope, self_is_result);
 }
 
+at::Tensor LeakyReluMeta(const at::Tensor& self, double) { return UnaryMeta(self, "leaky_relu"); }
+at::Tensor& LeakyReluInplaceMeta(at::Tensor& self, double) {
+  DtypeOf(self, "leaky_relu_");
+  return self;
+}
+at::Tensor LeakyReluBackwardMeta(const at::Tensor& grad_output, const at::Tensor& self, double,
+                                 bool) {
+  return BinaryMeta(grad_output, self, "leaky_relu_backward");
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(leaky, m) {
@@ -161,6 +171,12 @@ TORCH_LIBRARY_IMPL(leaky, Autograd, m) {
   m.impl("leaky_relu", &LeakyReluAutograd);
   m.impl("leaky_relu_", &LeakyReluInplaceAutograd);
   m.impl("leaky_relu_backward", &LeakyReluBackwardAutograd);
+}
+
+TORCH_LIBRARY_IMPL(leaky, Meta, m) {
+  m.impl("leaky_relu", &LeakyReluMeta);
+  m.impl("leaky_relu_", &LeakyReluInplaceMeta);
+  m.impl("leaky_relu_backward", &LeakyReluBackwardMeta);
 }
 
 }  // namespace leaky::torch_ops

@@ -16,16 +16,17 @@
 // opens the library.
 #include <torch/library.h>
 
-#include "output_cache.h"
+#include "leaky/leaky.h"
 
 namespace leaky::torch_ops {
 namespace {
-void EmptyCache() { OutputCache::Get().Clear(); }
+// Threads of the core library's own pool in this copy of it (the binding
+// carries the core statically): 0, since every op runs on PyTorch's threads.
+int64_t PoolThreads() { return leaky_pool_threads(); }
 }  // namespace
 
 TORCH_LIBRARY(leaky, m) {
-  // Returns the idle blocks of the output cache (output_cache.h) to the system.
-  m.def("empty_cache() -> ()", &EmptyCache);
+  m.def("pool_threads() -> int", &PoolThreads);
 }
 
 }  // namespace leaky::torch_ops

@@ -39,7 +39,7 @@ at::Tensor PreluCpu(const at::Tensor& self, const at::Tensor& weight) {
   const leaky_dtype dtype = DtypeOf(self, "prelu");
   const ChannelView v = ViewForPrelu(self, weight);
   const at::Tensor w = weight.contiguous();
-  at::Tensor y = OutputCache::Get().EmptyLike(v.x);
+  at::Tensor y = at::empty_like(v.x);
   const leaky_options options = Options();
   Check(leaky_prelu_forward(dtype, v.outer, v.channels, v.inner, v.x.data_ptr(), w.data_ptr(),
                             y.data_ptr(), &options),
@@ -61,7 +61,7 @@ std::tuple<at::Tensor, at::Tensor> PreluBackwardCpu(const at::Tensor& grad_outpu
   const ChannelView v = ViewForPrelu(self, weight);
   const at::Tensor dy = SameLayoutAs(grad_output, v.x);
   const at::Tensor w = weight.contiguous();
-  at::Tensor dx = OutputCache::Get().EmptyLike(v.x);
+  at::Tensor dx = at::empty_like(v.x);
   at::Tensor dw = at::empty_like(w);
   const leaky_options options = Options();
   Check(leaky_prelu_backward(dtype, v.outer, v.channels, v.inner, dy.data_ptr(), v.x.data_ptr(),
@@ -160,6 +160,17 @@ std::tuple<at::Tensor, at::Tensor> PreluBackwardAutograd(const at::Tensor& grad_
   return {outputs[0], outputs[1]};
 }
 
+at::Tensor PreluMeta(const at::Tensor& self, const at::Tensor& weight) {
+  TORCH_CHECK(weight.scalar_type() == self.scalar_type(), "leaky::prelu: weight is ",
+              weight.scalar_type(), " but self is ", self.scalar_type());
+  return UnaryMeta(self, "prelu");
+}
+std::tuple<at::Tensor, at::Tensor> PreluBackwardMeta(const at::Tensor& grad_output,
+                                                     const at::Tensor& self,
+                                                     const at::Tensor& weight) {
+  return {BinaryMeta(grad_output, self, "prelu_backward"), at::empty_like(weight)};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(leaky, m) {
@@ -176,6 +187,11 @@ TORCH_LIBRARY_IMPL(leaky, CPU, m) {
 TORCH_LIBRARY_IMPL(leaky, Autograd, m) {
   m.impl("prelu", &PreluAutograd);
   m.impl("prelu_backward", &PreluBackwardAutograd);
+}
+
+TORCH_LIBRARY_IMPL(leaky, Meta, m) {
+  m.impl("prelu", &PreluMeta);
+  m.impl("prelu_backward", &PreluBackwardMeta);
 }
 
 }  // namespace leaky::torch_ops

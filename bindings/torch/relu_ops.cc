@@ -99,6 +99,15 @@ at::Tensor ReluBackwardAutograd(const at::Tensor& grad_output, const at::Tensor&
       result);
 }
 
+at::Tensor ReluMeta(const at::Tensor& self) { return UnaryMeta(self, "relu"); }
+at::Tensor& ReluInplaceMeta(at::Tensor& self) {
+  DtypeOf(self, "relu_");
+  return self;
+}
+at::Tensor ReluBackwardMeta(const at::Tensor& grad_output, const at::Tensor& result) {
+  return BinaryMeta(grad_output, result, "relu_backward");
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(leaky, m) {
@@ -118,6 +127,12 @@ TORCH_LIBRARY_IMPL(leaky, Autograd, m) {
   m.impl("relu", &ReluAutograd);
   m.impl("relu_", &ReluInplaceAutograd);
   m.impl("relu_backward", &ReluBackwardAutograd);
+}
+
+TORCH_LIBRARY_IMPL(leaky, Meta, m) {
+  m.impl("relu", &ReluMeta);
+  m.impl("relu_", &ReluInplaceMeta);
+  m.impl("relu_backward", &ReluBackwardMeta);
 }
 
 }  // namespace leaky::torch_ops

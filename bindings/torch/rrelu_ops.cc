@@ -34,7 +34,7 @@ std::tuple<at::Tensor, at::Tensor> RreluWithNoiseCpu(const at::Tensor& self, dou
   const leaky_dtype dtype = DtypeOf(self, "rrelu");
   const leaky_rrelu_params p = RreluParams(lower, upper, training, seed, offset, "rrelu");
   const at::Tensor x = Dense(self);
-  at::Tensor y = OutputCache::Get().EmptyLike(x);
+  at::Tensor y = at::empty_like(x);
   // In evaluation every slope is the mean (PyTorch leaves its noise alone;
   // this returns ones for x > 0 and the mean slope elsewhere).
   at::Tensor noise = at::empty_like(x);
@@ -52,7 +52,7 @@ at::Tensor RreluCpu(const at::Tensor& self, double lower, double upper, bool tra
   const leaky_dtype dtype = DtypeOf(self, "rrelu");
   const leaky_rrelu_params p = RreluParams(lower, upper, training, seed, offset, "rrelu");
   const at::Tensor x = Dense(self);
-  at::Tensor y = OutputCache::Get().EmptyLike(x);
+  at::Tensor y = at::empty_like(x);
   const leaky_options options = Options();
   Check(leaky_rrelu_forward(dtype, static_cast<size_t>(x.numel()), x.data_ptr(), y.data_ptr(),
                             nullptr, &p, &options),
@@ -74,7 +74,7 @@ at::Tensor RreluBackwardCpu(const at::Tensor& grad_output, const at::Tensor& sel
   // The forward's memory order, so every element meets its own slope.
   const at::Tensor x = Dense(self);
   const at::Tensor dy = SameLayoutAs(grad_output, x);
-  at::Tensor dx = OutputCache::Get().EmptyLike(x);
+  at::Tensor dx = at::empty_like(x);
   const leaky_options options = Options();
   Check(leaky_rrelu_backward(dtype, static_cast<size_t>(x.numel()), dy.data_ptr(), x.data_ptr(),
                              dx.data_ptr(), &p, &options),
@@ -161,6 +161,18 @@ at::Tensor RreluBackwardAutograd(const at::Tensor& grad_output, const at::Tensor
   return RreluBackwardFunction::apply(grad_output, self, lower, upper, training, seed, offset);
 }
 
+at::Tensor RreluMeta(const at::Tensor& self, double, double, bool, int64_t, int64_t) {
+  return UnaryMeta(self, "rrelu");
+}
+std::tuple<at::Tensor, at::Tensor> RreluWithNoiseMeta(const at::Tensor& self, double, double, bool,
+                                                      int64_t, int64_t) {
+  return {UnaryMeta(self, "rrelu_with_noise"), at::empty_like(self)};
+}
+at::Tensor RreluBackwardMeta(const at::Tensor& grad_output, const at::Tensor& self, double, double,
+                             bool, int64_t, int64_t) {
+  return BinaryMeta(grad_output, self, "rrelu_backward");
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(leaky, m) {
@@ -183,6 +195,18 @@ TORCH_LIBRARY_IMPL(leaky, CPU, m) {
 TORCH_LIBRARY_IMPL(leaky, Autograd, m) {
   m.impl("rrelu", &RreluAutograd);
   m.impl("rrelu_backward", &RreluBackwardAutograd);
+}
+
+TORCH_LIBRARY_IMPL(leaky, Meta, m) {
+  m.impl("rrelu", &RreluMeta);
+  m.impl("rrelu_with_noise", &RreluWithNoiseMeta);
+  m.impl("rrelu_backward", &RreluBackwardMeta);
+}
+
+// rrelu_with_noise has no autograd of its own: CPU tensors fall through to the CPU
+// kernel (PyTorch's AutogradCPU fallthrough); meta tensors need it said.
+TORCH_LIBRARY_IMPL(leaky, AutogradMeta, m) {
+  m.impl("rrelu_with_noise", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace leaky::torch_ops

@@ -52,15 +52,45 @@ typedef enum leaky_status {
   LEAKY_ERROR_INVALID_DTYPE = 2,         /* not one of leaky_dtype */
   LEAKY_ERROR_INVALID_PARAMETER = 3,     /* e.g. a NaN or infinite slope */
   LEAKY_ERROR_OVERLAP = 4,               /* an output partly overlaps an input */
-  LEAKY_ERROR_INVALID_OPTIONS = 5,       /* num_threads < 0, stream_stores not -1/0/1 */
+  LEAKY_ERROR_INVALID_OPTIONS = 5,       /* num_threads < 0, stream_stores not -1/0/1,
+                                            an executor with nothing to run on */
   LEAKY_ERROR_UNSUPPORTED = 6,           /* backward from the result with a negative slope */
   LEAKY_ERROR_SIZE = 7,                  /* n bytes do not fit the address space; size mismatch */
   LEAKY_ERROR_INTERNAL = 8               /* e.g. the thread pool could not be created */
 } leaky_status;
 
+/* Threads the caller owns (as XNNPACK's xnn_run_operator(op, threadpool)).
+ * A call splits its work into tasks and hands them to the executor instead of
+ * the library's own pool:
+ *   - parallel_for(executor_context, task_count, task, task_context) must run
+ *     task(task_context, i) once for every i in [0, task_count) and return
+ *     when all have run; tasks may run on any thread, in any order,
+ *     concurrently (PyTorch's at::parallel_for, OpenMP, TBB, ...);
+ *   - or, with parallel_for NULL, `pthreadpool` is a pthreadpool_t to run on
+ *     (pthreadpool_parallelize_1d).
+ * max_threads (>= 1) is how many tasks may usefully run at once; with
+ * num_threads = 0 a call plans for that many. Inside every task the library
+ * clears FTZ/DAZ (ARM: FZ) and restores the thread's state afterwards.
+ * Results are bit-identical for every executor, thread count and task order.
+ * The executor must outlive the call only. */
+typedef void (*leaky_task)(void* task_context, size_t index);
+typedef struct leaky_executor {
+  void (*parallel_for)(void* executor_context, size_t task_count, leaky_task task,
+                       void* task_context);
+  void* executor_context;
+  void* pthreadpool; /* a pthreadpool_t, used when parallel_for is NULL */
+  int max_threads;
+} leaky_executor;
+
+/* Version 0.2 added `executor` (ABI: the struct grew, hence the soname
+ * libleaky.so.0.2). Sources that built against 0.1 build unchanged: an
+ * aggregate initializer that names fewer fields leaves it NULL (GCC's
+ * -Wmissing-field-initializers then warns in C++). */
 typedef struct leaky_options {
-  int num_threads;   /* 0 = library default (all cores); 1 = calling thread only */
+  int num_threads;   /* 0 = library default (all cores, or the executor's max_threads);
+                        1 = calling thread only */
   int stream_stores; /* -1 = automatic, 0 = never, 1 = always (non-temporal stores) */
+  const leaky_executor* executor; /* NULL = the library's own pool */
 } leaky_options;     /* NULL options = all defaults */
 
 LEAKY_API leaky_status leaky_relu_forward(leaky_dtype dtype, size_t n, const void* x, void* y,
@@ -237,6 +267,10 @@ LEAKY_API const char* leaky_last_error(void);
 LEAKY_API const char* leaky_simd_target(void);
 /* Library version, "major.minor.patch". */
 LEAKY_API const char* leaky_version(void);
+
+/* Threads the library's own pool has started in this process (0 until a call
+ * without an executor first splits its work). */
+LEAKY_API int leaky_pool_threads(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

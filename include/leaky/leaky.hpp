@@ -112,9 +112,10 @@ class error : public std::runtime_error {
 };
 
 struct options {
-  int num_threads = 0;     // 0 = all cores, 1 = calling thread only
+  int num_threads = 0;     // 0 = all cores (or the executor's max_threads), 1 = calling thread only
   int stream_stores = -1;  // -1 automatic, 0 never, 1 always
-  leaky_options c() const { return leaky_options{num_threads, stream_stores}; }
+  const leaky_executor* executor = nullptr;  // the caller's threads (leaky.h); null = the library's
+  leaky_options c() const { return leaky_options{num_threads, stream_stores, executor}; }
 };
 
 template <class T>

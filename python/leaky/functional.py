@@ -39,11 +39,13 @@ def elu(input: torch.Tensor, alpha: float = 1.0, inplace: bool = False, scale: f
     return _ops.elu(input, alpha, scale, input_scale)
 
 
-def bias_act(x: torch.Tensor, b=None, dim: int = 1, act: str = "lrelu", alpha: float = 0.2,
-             gain: float = 1.4142135623730951, clamp=None, dropout_p: float = 0.0,
+def bias_act(x: torch.Tensor, b=None, dim: int = 1, act: str = "lrelu", alpha=None,
+             gain=None, clamp=None, dropout_p: float = 0.0,
              seed: int = 0, offset: int = 0) -> torch.Tensor:
     """clamp(act(x + b) * gain, -clamp, clamp) in one pass, as StyleGAN's
-    bias_act (act: "lrelu", "relu", "linear"; b along axis `dim`). Equals the
+    bias_act (act: "lrelu", "relu", "linear"; b along axis `dim`). alpha and
+    gain not given take StyleGAN's defaults for the activation: linear gain 1;
+    relu gain sqrt(2); lrelu alpha 0.2, gain sqrt(2). Equals the
     unfused PyTorch sequence bit for bit in float32/float64. With dropout_p >
     0, the result is also dropped out: kept elements scaled by 1 / (1 - p),
     the keep decisions drawn from the Philox stream (seed, offset) in memory
@@ -54,7 +56,7 @@ def bias_act(x: torch.Tensor, b=None, dim: int = 1, act: str = "lrelu", alpha: f
 
 
 def bias_act_dropout(x: torch.Tensor, b=None, dim: int = 1, act: str = "lrelu",
-                     alpha: float = 0.2, gain: float = 1.4142135623730951, clamp=None,
+                     alpha=None, gain=None, clamp=None,
                      dropout_p: float = 0.5, seed: int = 0, offset: int = 0):
     """bias_act with dropout, returning (y, mask): mask is uint8 with one bit
     per element in memory order (bit i % 8 of byte i // 8 set when element i

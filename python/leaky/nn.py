@@ -82,8 +82,8 @@ class BiasAct(_Module, _RandomStream):
     optional clamp and optional dropout (in training only), fused: StyleGAN's
     bias_act as a module."""
 
-    def __init__(self, channels: int, act: str = "lrelu", alpha: float = 0.2,
-                 gain: float = 1.4142135623730951, clamp=None, dim: int = 1,
+    def __init__(self, channels: int, act: str = "lrelu", alpha=None,
+                 gain=None, clamp=None, dim: int = 1,
                  bias: bool = True, dropout_p: float = 0.0, seed=None) -> None:
         super().__init__()
         self.act, self.alpha, self.gain, self.clamp, self.dim = act, alpha, gain, clamp, dim

@@ -27,5 +27,6 @@ def leaky_relu_backward(dy, saved, negative_slope, saved_is_result=False, out=No
 
 simd_target = _native.simd_target
 version = _native.version
+pool_threads = _native.pool_threads  # threads of the library's own pool started so far
 
 __all__ = ["leaky_relu", "leaky_relu_backward", "simd_target", "version"]

@@ -88,7 +88,7 @@ leaky_status BiasActForward(const char* function, leaky_dtype dtype, size_t oute
                  {"mask", mask, dropout != nullptr ? MaskBytes(n) : 0, 1, Role::kSideOutput}}));
   const leaky_tiling tiling = PlanForCpu(n, bytes, 2, InPlacePolicy(c.call.options, x == y), y);
   const auto& table = leaky::kernels::Dispatched();
-  RunTiles(tiling, (dropout != nullptr ? table.bias_act_dropout_forward : table.bias_act_forward)[dtype],
+  RunTiles(tiling, c.call.options.executor, (dropout != nullptr ? table.bias_act_dropout_forward : table.bias_act_forward)[dtype],
            c.params, nullptr, x, bias, y, mask);
   return LEAKY_OK;
 }
@@ -121,7 +121,7 @@ leaky_status BiasActBackward(const char* function, leaky_dtype dtype, size_t out
   const leaky_tiling tiling =
       PlanForCpu(n, bytes, 3, InPlacePolicy(c.call.options, dx == dy || dx == x), dx);
   const auto& table = leaky::kernels::Dispatched();
-  RunTiles(tiling,
+  RunTiles(tiling, c.call.options.executor,
            (dropout_p != nullptr ? table.bias_act_dropout_backward : table.bias_act_backward)[dtype],
            c.params, dy, x, bias, dx, const_cast<uint8_t*>(mask));
   if (db != nullptr) {
@@ -130,7 +130,7 @@ leaky_status BiasActBackward(const char* function, leaky_dtype dtype, size_t out
       const T* grad = static_cast<const T*>(dx);
       leaky::internal::ReducePerChannel(
           outer, channels, inner, [grad](size_t k) { return leaky::internal::ToDouble(grad[k]); },
-          static_cast<T*>(db), c.call.options.num_threads);
+          static_cast<T*>(db), c.call.options);
     });
   }
   return LEAKY_OK;

@@ -34,7 +34,7 @@ leaky_status DescribeChannelCall(const char* function, leaky_dtype dtype, size_t
 // float, then to the storage type (as PyTorch's float-accumulated sums).
 template <class T, class Term>
 void ReducePerChannel(size_t outer, size_t channels, size_t inner, const Term& term, T* out,
-                      int threads) {
+                      const leaky_options& options) {
   struct Job {
     const Term* term;
     T* out;
@@ -49,7 +49,7 @@ void ReducePerChannel(size_t outer, size_t channels, size_t inner, const Term& t
     }
     j.out[c] = T(static_cast<reference::compute_t<T>>(sum));
   };
-  ParallelFor(channels, threads, task, &job);
+  ParallelFor(channels, options.num_threads, task, &job, options.executor);
 }
 
 template <class T>

@@ -9,6 +9,7 @@ namespace {
 // One call's work, shared by every core's task.
 struct Job {
   const leaky_tiling* tiling;
+  const leaky_executor* executor;
   void (*run_tile)(const Job& job, uint64_t start, uint64_t length);
   const void* kernel;
   const char* src0;
@@ -40,7 +41,7 @@ void RunCore(void* context, size_t core) {
 void Execute(Job& job) {
   job.params.common.stream_stores = job.tiling->stream_stores != 0;
   const uint32_t cores = job.tiling->cores_used;
-  ParallelFor(cores, static_cast<int>(cores), &RunCore, &job);
+  ParallelFor(cores, static_cast<int>(cores), &RunCore, &job, job.executor);
 }
 
 void RunUnaryTile(const Job& job, uint64_t start, uint64_t length) {
@@ -68,31 +69,31 @@ leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
                           const leaky_options* options, std::initializer_list<NamedValue> scalars,
                           Call* call) {
   leaky_status status = LEAKY_OK;
-  *call = Call{function, dtype, n, ElementBytes(function, dtype, &status), {0, -1}};
+  *call = Call{function, dtype, n, ElementBytes(function, dtype, &status), {0, -1, nullptr}};
   if (call->element_bytes == 0) return status;
   LEAKY_RETURN_IF_ERROR(ResolveOptions(function, options, &call->options));
   return CheckFinite(function, scalars);
 }
 
-void RunTiles(const leaky_tiling& tiling, kernels::UnaryKernel kernel, kernels::Params params,
+void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::UnaryKernel kernel, kernels::Params params,
               const void* src, void* dst) {
-  Job job{&tiling, &RunUnaryTile, reinterpret_cast<const void*>(kernel),
+  Job job{&tiling, executor, &RunUnaryTile, reinterpret_cast<const void*>(kernel),
           static_cast<const char*>(src), nullptr, nullptr, static_cast<char*>(dst), nullptr, params};
   Execute(job);
 }
 
-void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, kernels::Params params,
+void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::BinaryKernel kernel, kernels::Params params,
               const void* src0, const void* src1, void* dst) {
-  Job job{&tiling, &RunBinaryTile, reinterpret_cast<const void*>(kernel),
+  Job job{&tiling, executor, &RunBinaryTile, reinterpret_cast<const void*>(kernel),
           static_cast<const char*>(src0), static_cast<const char*>(src1), nullptr,
           static_cast<char*>(dst), nullptr, params};
   Execute(job);
 }
 
-void RunTiles(const leaky_tiling& tiling, kernels::IndexedKernel kernel, kernels::Params params,
+void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::IndexedKernel kernel, kernels::Params params,
               const void* dy, const void* x, const void* side_input, void* dst,
               void* side_array) {
-  Job job{&tiling, &RunIndexedTile, reinterpret_cast<const void*>(kernel),
+  Job job{&tiling, executor, &RunIndexedTile, reinterpret_cast<const void*>(kernel),
           static_cast<const char*>(dy), static_cast<const char*>(x), side_input,
           static_cast<char*>(dst), side_array, params};
   Execute(job);
@@ -105,7 +106,7 @@ leaky_status RunUnaryOp(const Call& call, const void* x, void* y,
   LEAKY_RETURN_IF_ERROR(CheckOperands(call.function, {{"x", x, n, bytes, Role::kInput},
                                                       {"y", y, n, bytes, Role::kOutput}}));
   const leaky_tiling tiling = PlanForCpu(n, bytes, 2, InPlacePolicy(call.options, x == y), y);
-  RunTiles(tiling, (kernels::Dispatched().*field)[call.dtype], params, x, y);
+  RunTiles(tiling, call.options.executor, (kernels::Dispatched().*field)[call.dtype], params, x, y);
   return LEAKY_OK;
 }
 
@@ -119,7 +120,8 @@ leaky_status RunBinaryOp(const Call& call, const void* dy, const void* saved, vo
                                                       {"dx", dx, n, bytes, Role::kOutput}}));
   const leaky_tiling tiling =
       PlanForCpu(n, bytes, 3, InPlacePolicy(call.options, dx == dy || dx == saved), dx);
-  RunTiles(tiling, (kernels::Dispatched().*field)[call.dtype], params, dy, saved, dx);
+  RunTiles(tiling, call.options.executor, (kernels::Dispatched().*field)[call.dtype], params, dy,
+           saved, dx);
   return LEAKY_OK;
 }
 

@@ -32,14 +32,15 @@ leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
                           Call* call);
 
 // Runs a kernel over every tile of `tiling` on up to tiling.cores_used
-// threads. The plan decides params.common.stream_stores.
-void RunTiles(const leaky_tiling& tiling, kernels::UnaryKernel kernel, kernels::Params params,
+// threads of `executor` (null: the library's pool). The plan decides
+// params.common.stream_stores.
+void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::UnaryKernel kernel, kernels::Params params,
               const void* src, void* dst);
-void RunTiles(const leaky_tiling& tiling, kernels::BinaryKernel kernel, kernels::Params params,
+void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::BinaryKernel kernel, kernels::Params params,
               const void* src0, const void* src1, void* dst);
 // dy (null for forward) and x advance with the tile; side_input and
 // side_array do not (kernels.h lists them per op).
-void RunTiles(const leaky_tiling& tiling, kernels::IndexedKernel kernel, kernels::Params params,
+void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::IndexedKernel kernel, kernels::Params params,
               const void* dy, const void* x, const void* side_input, void* dst,
               void* side_array = nullptr);
 

@@ -77,7 +77,7 @@ size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* statu
 
 leaky_status ResolveOptions(const char* function, const leaky_options* options,
                             leaky_options* resolved) {
-  *resolved = options != nullptr ? *options : leaky_options{0, -1};
+  *resolved = options != nullptr ? *options : leaky_options{0, -1, nullptr};
   if (resolved->num_threads < 0) {
     return Fail(LEAKY_ERROR_INVALID_OPTIONS, "%s: num_threads %d is negative (0 = all cores)",
                 function, resolved->num_threads);
@@ -87,7 +87,21 @@ leaky_status ResolveOptions(const char* function, const leaky_options* options,
                 "%s: stream_stores %d is not -1 (automatic), 0 (never) or 1 (always)", function,
                 resolved->stream_stores);
   }
-  if (resolved->num_threads == 0) resolved->num_threads = static_cast<int>(Cpu().cores);
+  const leaky_executor* executor = resolved->executor;
+  if (executor != nullptr) {
+    if (executor->parallel_for == nullptr && executor->pthreadpool == nullptr) {
+      return Fail(LEAKY_ERROR_INVALID_OPTIONS,
+                  "%s: the executor has neither parallel_for nor pthreadpool", function);
+    }
+    if (executor->max_threads < 1) {
+      return Fail(LEAKY_ERROR_INVALID_OPTIONS, "%s: executor max_threads %d is not >= 1",
+                  function, executor->max_threads);
+    }
+  }
+  if (resolved->num_threads == 0) {
+    resolved->num_threads =
+        executor != nullptr ? executor->max_threads : static_cast<int>(Cpu().cores);
+  }
   return LEAKY_OK;
 }
 

@@ -31,7 +31,7 @@ extern "C" leaky_status leaky_prelu_forward(leaky_dtype dtype, size_t outer, siz
                                        {"x", x, n, bytes, Role::kInput},
                                        {"y", y, n, bytes, Role::kOutput}}));
   const leaky_tiling tiling = PlanForCpu(n, bytes, 2, InPlacePolicy(c.call.options, x == y), y);
-  RunTiles(tiling, leaky::kernels::Dispatched().prelu_forward[dtype], c.params, nullptr, x, weight,
+  RunTiles(tiling, c.call.options.executor, leaky::kernels::Dispatched().prelu_forward[dtype], c.params, nullptr, x, weight,
            y);
   return LEAKY_OK;
 }
@@ -68,11 +68,11 @@ extern "C" leaky_status leaky_prelu_backward(leaky_dtype dtype, size_t outer, si
           [g, v](size_t k) {
             return static_cast<double>(leaky::reference::prelu_weight_term(g[k], v[k]));
           },
-          static_cast<T*>(dweight), c.call.options.num_threads);
+          static_cast<T*>(dweight), c.call.options);
     });
   }
   const leaky_tiling tiling =
       PlanForCpu(n, bytes, 3, InPlacePolicy(c.call.options, dx == dy || dx == x), dx);
-  RunTiles(tiling, leaky::kernels::Dispatched().prelu_backward[dtype], c.params, dy, x, weight, dx);
+  RunTiles(tiling, c.call.options.executor, leaky::kernels::Dispatched().prelu_backward[dtype], c.params, dy, x, weight, dx);
   return LEAKY_OK;
 }

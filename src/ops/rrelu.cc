@@ -68,7 +68,7 @@ extern "C" leaky_status leaky_rrelu_forward(leaky_dtype dtype, size_t n, const v
   // Three streams when the noise is written.
   const leaky_tiling tiling = PlanForCpu(n, bytes, noise != nullptr ? 3 : 2,
                                          InPlacePolicy(call.options, x == y), y);
-  RunTiles(tiling, leaky::kernels::Dispatched().rrelu_forward[dtype], kernel_params, nullptr, x,
+  RunTiles(tiling, call.options.executor, leaky::kernels::Dispatched().rrelu_forward[dtype], kernel_params, nullptr, x,
            nullptr, y, noise);
   return LEAKY_OK;
 }
@@ -91,7 +91,7 @@ extern "C" leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const 
                                                       {"dx", dx, n, bytes, Role::kOutput}}));
   const leaky_tiling tiling =
       PlanForCpu(n, bytes, 3, InPlacePolicy(call.options, dx == dy || dx == x), dx);
-  RunTiles(tiling, leaky::kernels::Dispatched().rrelu_backward[dtype], kernel_params, dy, x,
+  RunTiles(tiling, call.options.executor, leaky::kernels::Dispatched().rrelu_backward[dtype], kernel_params, dy, x,
            nullptr, dx);
   return LEAKY_OK;
 }

@@ -88,7 +88,7 @@ extern "C" leaky_status leaky_cpu_plan_request(leaky_dtype dtype, uint64_t n, ui
   const size_t element_bytes = ElementBytes(kFunction, dtype, &status);
   if (element_bytes == 0) return status;
   if (request == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: request is null", kFunction);
-  leaky_options resolved{0, -1};
+  leaky_options resolved{0, -1, nullptr};
   LEAKY_RETURN_IF_ERROR(ResolveOptions(kFunction, options, &resolved));
   FillCpuRequest(n, element_bytes, streams, resolved, 0, request);
   return LEAKY_OK;

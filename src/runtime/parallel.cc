@@ -30,6 +30,7 @@ void RunGuarded(const Call& call, size_t index) {
   call.task(call.context, index);
 }
 
+// A task on another thread (the pool's or an executor's).
 void PoolTask(void* context, size_t index) {
   LEAKY_TSAN_ACQUIRE(context);
   RunGuarded(*static_cast<const Call*>(context), index);
@@ -38,19 +39,29 @@ void PoolTask(void* context, size_t index) {
 
 }  // namespace
 
-void ParallelFor(size_t count, int threads, Task task, void* context) {
+void ParallelFor(size_t count, int threads, Task task, void* context,
+                 const leaky_executor* executor) {
   Call call{task, context};
-  pthreadpool_t pool = threads > 1 && count > 1 ? Pool() : nullptr;
+  if (threads <= 1 || count <= 1) {
+    for (size_t i = 0; i < count; ++i) RunGuarded(call, i);
+    return;
+  }
+  if (executor != nullptr && executor->parallel_for != nullptr) {
+    LEAKY_TSAN_RELEASE(&call);
+    executor->parallel_for(executor->executor_context, count, &PoolTask, &call);
+    LEAKY_TSAN_ACQUIRE(&call);
+    return;
+  }
+  pthreadpool_t pool = executor != nullptr ? static_cast<pthreadpool_t>(executor->pthreadpool)
+                                           : Pool();
   if (pool == nullptr) {
-    // One thread, or no pool could be made: the calling thread does it all.
+    // No pool could be made: the calling thread does it all.
     for (size_t i = 0; i < count; ++i) RunGuarded(call, i);
     return;
   }
   LEAKY_TSAN_RELEASE(&call);
-  // Workers sleep as soon as the call is done instead of spinning for the
-  // next one: between calls the application's own threads (PyTorch's, a
-  // second process) need the cores (docs/design.md has the measurement).
-  pthreadpool_parallelize_1d(pool, &PoolTask, &call, count, PTHREADPOOL_FLAG_YIELD_WORKERS);
+  pthreadpool_parallelize_1d(pool, &PoolTask, &call, count,
+                             executor != nullptr ? 0u : PoolFlags());
   LEAKY_TSAN_ACQUIRE(&call);
 }
 

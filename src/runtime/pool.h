@@ -14,6 +14,10 @@ namespace leaky::internal {
 // Null if creation failed.
 pthreadpool_t Pool();
 
+// pthreadpool_parallelize_* flags for the pool: how workers wait between
+// calls (LEAKY_POOL_WAIT=yield, the default, or spin).
+uint32_t PoolFlags();
+
 struct CpuFacts {
   uint32_t cores;            // logical CPUs online: the default thread count
   uint64_t core_cache_bytes; // per-core budget the tiles are sized from (L2)

@@ -76,17 +76,20 @@ inline at::Tensor& elu_(at::Tensor& self, double alpha = 1.0, double scale = 1.0
 }
 
 // clamp(act(x + b) * gain, -clamp, clamp), b along `dim`; act: "lrelu",
-// "relu", "linear"; then dropout with probability dropout_p, its keep mask
-// drawn from the Philox stream (seed, offset) (see leaky.h).
+// "relu", "linear" (alpha and gain not given: StyleGAN's defaults for the
+// activation - linear gain 1; relu gain sqrt(2); lrelu alpha 0.2, gain
+// sqrt(2)); then dropout with probability dropout_p, its keep mask drawn from
+// the Philox stream (seed, offset) (see leaky.h).
 inline at::Tensor bias_act(const at::Tensor& x, const c10::optional<at::Tensor>& b = c10::nullopt,
-                           int64_t dim = 1, c10::string_view act = "lrelu", double alpha = 0.2,
-                           double gain = 1.4142135623730951,
+                           int64_t dim = 1, c10::string_view act = "lrelu",
+                           c10::optional<double> alpha = c10::nullopt,
+                           c10::optional<double> gain = c10::nullopt,
                            c10::optional<double> clamp = c10::nullopt, double dropout_p = 0.0,
                            int64_t seed = 0, int64_t offset = 0) {
   static const auto op =
       detail::Find<at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, int64_t,
-                              c10::string_view, double, double, c10::optional<double>, double,
-                              int64_t, int64_t)>("leaky::bias_act");
+                              c10::string_view, c10::optional<double>, c10::optional<double>,
+                              c10::optional<double>, double, int64_t, int64_t)>("leaky::bias_act");
   return op.call(x, b, dim, act, alpha, gain, clamp, dropout_p, seed, offset);
 }
 
@@ -173,8 +176,8 @@ struct BiasActOptions {
   BiasActOptions(int64_t channels) : channels_(channels) {}  // NOLINT: implicit, like torch's
   TORCH_ARG(int64_t, channels);
   TORCH_ARG(std::string, act) = "lrelu";
-  TORCH_ARG(double, alpha) = 0.2;
-  TORCH_ARG(double, gain) = 1.4142135623730951;
+  TORCH_ARG(c10::optional<double>, alpha) = c10::nullopt;  // none: the activation's default
+  TORCH_ARG(c10::optional<double>, gain) = c10::nullopt;   // none: the activation's default
   TORCH_ARG(c10::optional<double>, clamp) = c10::nullopt;
   TORCH_ARG(int64_t, dim) = 1;
   TORCH_ARG(bool, bias) = true;
@@ -203,7 +206,8 @@ class BiasActImpl : public torch::nn::Cloneable<BiasActImpl> {
   }
   void pretty_print(std::ostream& stream) const override {
     stream << "leaky::nn::BiasAct(channels=" << options.channels() << ", act=" << options.act()
-           << ", alpha=" << options.alpha() << ", gain=" << options.gain()
+           << ", alpha=" << (options.alpha() ? std::to_string(*options.alpha()) : "default")
+           << ", gain=" << (options.gain() ? std::to_string(*options.gain()) : "default")
            << ", dropout_p=" << options.dropout_p() << ")";
   }
   BiasActOptions options;
