@@ -11,7 +11,6 @@
 #include "leaky/leaky.h"
 #include "leaky/reference.hpp"
 #include "ops/channels.h"
-#include "plan/cpu_plan.h"
 #include "runtime/error.h"
 
 using leaky::internal::ChannelCall;
@@ -20,11 +19,9 @@ using leaky::internal::CheckOperands;
 using leaky::internal::CheckStreamRange;
 using leaky::internal::DescribeChannelCall;
 using leaky::internal::Fail;
-using leaky::internal::InPlacePolicy;
 using leaky::internal::Operand;
-using leaky::internal::PlanForCpu;
 using leaky::internal::Role;
-using leaky::internal::RunTiles;
+using leaky::internal::RunIndexedOp;
 
 namespace {
 
@@ -86,10 +83,10 @@ leaky_status BiasActForward(const char* function, leaky_dtype dtype, size_t oute
                  {"bias", bias, channels, bytes, Role::kSideInput, true},
                  {"y", y, n, bytes, Role::kOutput},
                  {"mask", mask, dropout != nullptr ? MaskBytes(n) : 0, 1, Role::kSideOutput}}));
-  const leaky_tiling tiling = PlanForCpu(n, bytes, 2, InPlacePolicy(c.call.options, x == y), y);
   const auto& table = leaky::kernels::Dispatched();
-  RunTiles(tiling, c.call.options.executor, (dropout != nullptr ? table.bias_act_dropout_forward : table.bias_act_forward)[dtype],
-           c.params, nullptr, x, bias, y, mask);
+  RunIndexedOp(c.call, 2,
+               (dropout != nullptr ? table.bias_act_dropout_forward : table.bias_act_forward)[dtype],
+               c.params, nullptr, x, bias, y, mask);
   return LEAKY_OK;
 }
 
@@ -118,12 +115,11 @@ leaky_status BiasActBackward(const char* function, leaky_dtype dtype, size_t out
                  {"mask", mask, dropout_p != nullptr ? MaskBytes(n) : 0, 1, Role::kSideInput},
                  {"dx", dx, n, bytes, Role::kOutput},
                  db_operand}));
-  const leaky_tiling tiling =
-      PlanForCpu(n, bytes, 3, InPlacePolicy(c.call.options, dx == dy || dx == x), dx);
   const auto& table = leaky::kernels::Dispatched();
-  RunTiles(tiling, c.call.options.executor,
-           (dropout_p != nullptr ? table.bias_act_dropout_backward : table.bias_act_backward)[dtype],
-           c.params, dy, x, bias, dx, const_cast<uint8_t*>(mask));
+  RunIndexedOp(
+      c.call, 3,
+      (dropout_p != nullptr ? table.bias_act_dropout_backward : table.bias_act_backward)[dtype],
+      c.params, dy, x, bias, dx, const_cast<uint8_t*>(mask));
   if (db != nullptr) {
     leaky::internal::WithType(dtype, [&](auto* type) {
       using T = std::remove_pointer_t<decltype(type)>;

@@ -9,7 +9,6 @@ namespace {
 // One call's work, shared by every core's task.
 struct Job {
   const leaky_tiling* tiling;
-  const leaky_executor* executor;
   void (*run_tile)(const Job& job, uint64_t start, uint64_t length);
   const void* kernel;
   const char* src0;
@@ -38,12 +37,6 @@ void RunCore(void* context, size_t core) {
   }
 }
 
-void Execute(Job& job) {
-  job.params.common.stream_stores = job.tiling->stream_stores != 0;
-  const uint32_t cores = job.tiling->cores_used;
-  ParallelFor(cores, static_cast<int>(cores), &RunCore, &job, job.executor);
-}
-
 void RunUnaryTile(const Job& job, uint64_t start, uint64_t length) {
   const size_t offset = start * job.tiling->element_bytes;
   reinterpret_cast<kernels::UnaryKernel>(job.kernel)(length, job.src0 + offset, job.dst + offset,
@@ -63,6 +56,17 @@ void RunIndexedTile(const Job& job, uint64_t start, uint64_t length) {
       job.side_input, job.dst + offset, job.side_array, job.params);
 }
 
+// Plans a pass over `streams` arrays whose output is `dst` (in place when
+// it is one of the sources) and runs `job` on every core's tiles.
+void PlanAndRun(const Call& call, uint32_t streams, bool in_place, void* dst, Job& job) {
+  const leaky_tiling tiling = PlanForCpu(call.n, call.element_bytes, streams,
+                                         InPlacePolicy(call.options, in_place), dst);
+  job.tiling = &tiling;
+  job.params.common.stream_stores = tiling.stream_stores != 0;
+  ParallelFor(tiling.cores_used, static_cast<int>(tiling.cores_used), &RunCore, &job,
+              call.options.executor);
+}
+
 }  // namespace
 
 leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
@@ -75,38 +79,16 @@ leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
   return CheckFinite(function, scalars);
 }
 
-void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::UnaryKernel kernel, kernels::Params params,
-              const void* src, void* dst) {
-  Job job{&tiling, executor, &RunUnaryTile, reinterpret_cast<const void*>(kernel),
-          static_cast<const char*>(src), nullptr, nullptr, static_cast<char*>(dst), nullptr, params};
-  Execute(job);
-}
-
-void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::BinaryKernel kernel, kernels::Params params,
-              const void* src0, const void* src1, void* dst) {
-  Job job{&tiling, executor, &RunBinaryTile, reinterpret_cast<const void*>(kernel),
-          static_cast<const char*>(src0), static_cast<const char*>(src1), nullptr,
-          static_cast<char*>(dst), nullptr, params};
-  Execute(job);
-}
-
-void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::IndexedKernel kernel, kernels::Params params,
-              const void* dy, const void* x, const void* side_input, void* dst,
-              void* side_array) {
-  Job job{&tiling, executor, &RunIndexedTile, reinterpret_cast<const void*>(kernel),
-          static_cast<const char*>(dy), static_cast<const char*>(x), side_input,
-          static_cast<char*>(dst), side_array, params};
-  Execute(job);
-}
-
 leaky_status RunUnaryOp(const Call& call, const void* x, void* y,
                         UnaryKernels kernels::KernelTable::*field, const kernels::Params& params) {
   if (call.n == 0) return LEAKY_OK;
   const size_t n = call.n, bytes = call.element_bytes;
   LEAKY_RETURN_IF_ERROR(CheckOperands(call.function, {{"x", x, n, bytes, Role::kInput},
                                                       {"y", y, n, bytes, Role::kOutput}}));
-  const leaky_tiling tiling = PlanForCpu(n, bytes, 2, InPlacePolicy(call.options, x == y), y);
-  RunTiles(tiling, call.options.executor, (kernels::Dispatched().*field)[call.dtype], params, x, y);
+  Job job{nullptr, &RunUnaryTile,
+          reinterpret_cast<const void*>((kernels::Dispatched().*field)[call.dtype]),
+          static_cast<const char*>(x), nullptr, nullptr, static_cast<char*>(y), nullptr, params};
+  PlanAndRun(call, 2, x == y, y, job);
   return LEAKY_OK;
 }
 
@@ -118,11 +100,21 @@ leaky_status RunBinaryOp(const Call& call, const void* dy, const void* saved, vo
   LEAKY_RETURN_IF_ERROR(CheckOperands(call.function, {{"dy", dy, n, bytes, Role::kInput},
                                                       {saved_name, saved, n, bytes, Role::kInput},
                                                       {"dx", dx, n, bytes, Role::kOutput}}));
-  const leaky_tiling tiling =
-      PlanForCpu(n, bytes, 3, InPlacePolicy(call.options, dx == dy || dx == saved), dx);
-  RunTiles(tiling, call.options.executor, (kernels::Dispatched().*field)[call.dtype], params, dy,
-           saved, dx);
+  Job job{nullptr, &RunBinaryTile,
+          reinterpret_cast<const void*>((kernels::Dispatched().*field)[call.dtype]),
+          static_cast<const char*>(dy), static_cast<const char*>(saved), nullptr,
+          static_cast<char*>(dx), nullptr, params};
+  PlanAndRun(call, 3, dx == dy || dx == saved, dx, job);
   return LEAKY_OK;
+}
+
+void RunIndexedOp(const Call& call, uint32_t streams, kernels::IndexedKernel kernel,
+                  const kernels::Params& params, const void* dy, const void* x,
+                  const void* side_input, void* dst, void* side_array) {
+  Job job{nullptr, &RunIndexedTile, reinterpret_cast<const void*>(kernel),
+          static_cast<const char*>(dy), static_cast<const char*>(x), side_input,
+          static_cast<char*>(dst), side_array, params};
+  PlanAndRun(call, streams, dst == x || dst == dy, dst, job);
 }
 
 }  // namespace leaky::internal

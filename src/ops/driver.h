@@ -12,7 +12,6 @@
 
 #include "kernels/kernels.h"
 #include "leaky/leaky.h"
-#include "leaky/tiling.h"
 #include "ops/operands.h"
 
 namespace leaky::internal {
@@ -31,18 +30,14 @@ leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
                           const leaky_options* options, std::initializer_list<NamedValue> scalars,
                           Call* call);
 
-// Runs a kernel over every tile of `tiling` on up to tiling.cores_used
-// threads of `executor` (null: the library's pool). The plan decides
+// Plans an indexed kernel's pass over `streams` arrays of call.n elements
+// (in place when dst is x or dy), then runs it tile by tile on the call's
+// threads. dy (null for forward) and x advance with the tile; side_input and
+// side_array do not (kernels.h lists them per op). The plan decides
 // params.common.stream_stores.
-void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::UnaryKernel kernel, kernels::Params params,
-              const void* src, void* dst);
-void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::BinaryKernel kernel, kernels::Params params,
-              const void* src0, const void* src1, void* dst);
-// dy (null for forward) and x advance with the tile; side_input and
-// side_array do not (kernels.h lists them per op).
-void RunTiles(const leaky_tiling& tiling, const leaky_executor* executor, kernels::IndexedKernel kernel, kernels::Params params,
-              const void* dy, const void* x, const void* side_input, void* dst,
-              void* side_array = nullptr);
+void RunIndexedOp(const Call& call, uint32_t streams, kernels::IndexedKernel kernel,
+                  const kernels::Params& params, const void* dy, const void* x,
+                  const void* side_input, void* dst, void* side_array = nullptr);
 
 using UnaryKernels = kernels::UnaryKernel[kernels::kDtypeCount];
 using BinaryKernels = kernels::BinaryKernel[kernels::kDtypeCount];

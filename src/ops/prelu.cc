@@ -8,15 +8,12 @@
 #include "leaky/leaky.h"
 #include "leaky/reference.hpp"
 #include "ops/channels.h"
-#include "plan/cpu_plan.h"
 
 using leaky::internal::ChannelCall;
 using leaky::internal::CheckOperands;
 using leaky::internal::DescribeChannelCall;
-using leaky::internal::InPlacePolicy;
-using leaky::internal::PlanForCpu;
 using leaky::internal::Role;
-using leaky::internal::RunTiles;
+using leaky::internal::RunIndexedOp;
 
 extern "C" leaky_status leaky_prelu_forward(leaky_dtype dtype, size_t outer, size_t channels,
                                             size_t inner, const void* x, const void* weight,
@@ -30,9 +27,8 @@ extern "C" leaky_status leaky_prelu_forward(leaky_dtype dtype, size_t outer, siz
                                       {{"weight", weight, channels, bytes, Role::kSideInput},
                                        {"x", x, n, bytes, Role::kInput},
                                        {"y", y, n, bytes, Role::kOutput}}));
-  const leaky_tiling tiling = PlanForCpu(n, bytes, 2, InPlacePolicy(c.call.options, x == y), y);
-  RunTiles(tiling, c.call.options.executor, leaky::kernels::Dispatched().prelu_forward[dtype], c.params, nullptr, x, weight,
-           y);
+  RunIndexedOp(c.call, 2, leaky::kernels::Dispatched().prelu_forward[dtype], c.params, nullptr, x,
+               weight, y);
   return LEAKY_OK;
 }
 
@@ -71,8 +67,7 @@ extern "C" leaky_status leaky_prelu_backward(leaky_dtype dtype, size_t outer, si
           static_cast<T*>(dweight), c.call.options);
     });
   }
-  const leaky_tiling tiling =
-      PlanForCpu(n, bytes, 3, InPlacePolicy(c.call.options, dx == dy || dx == x), dx);
-  RunTiles(tiling, c.call.options.executor, leaky::kernels::Dispatched().prelu_backward[dtype], c.params, dy, x, weight, dx);
+  RunIndexedOp(c.call, 3, leaky::kernels::Dispatched().prelu_backward[dtype], c.params, dy, x,
+               weight, dx);
   return LEAKY_OK;
 }

@@ -7,15 +7,12 @@
 #include "kernels/kernels.h"
 #include "leaky/leaky.h"
 #include "ops/driver.h"
-#include "plan/cpu_plan.h"
 #include "runtime/error.h"
 
 using leaky::internal::Call;
 using leaky::internal::CheckOperands;
-using leaky::internal::InPlacePolicy;
-using leaky::internal::PlanForCpu;
 using leaky::internal::Role;
-using leaky::internal::RunTiles;
+using leaky::internal::RunIndexedOp;
 using leaky::kernels::KernelTable;
 using leaky::kernels::Params;
 
@@ -66,10 +63,8 @@ extern "C" leaky_status leaky_rrelu_forward(leaky_dtype dtype, size_t n, const v
                                        {"y", y, n, bytes, Role::kOutput},
                                        {"noise", noise, n, bytes, Role::kSideOutput, true}}));
   // Three streams when the noise is written.
-  const leaky_tiling tiling = PlanForCpu(n, bytes, noise != nullptr ? 3 : 2,
-                                         InPlacePolicy(call.options, x == y), y);
-  RunTiles(tiling, call.options.executor, leaky::kernels::Dispatched().rrelu_forward[dtype], kernel_params, nullptr, x,
-           nullptr, y, noise);
+  RunIndexedOp(call, noise != nullptr ? 3 : 2, leaky::kernels::Dispatched().rrelu_forward[dtype],
+               kernel_params, nullptr, x, nullptr, y, noise);
   return LEAKY_OK;
 }
 
@@ -89,9 +84,7 @@ extern "C" leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const 
   LEAKY_RETURN_IF_ERROR(CheckOperands(call.function, {{"dy", dy, n, bytes, Role::kInput},
                                                       {"x", x, n, bytes, Role::kInput},
                                                       {"dx", dx, n, bytes, Role::kOutput}}));
-  const leaky_tiling tiling =
-      PlanForCpu(n, bytes, 3, InPlacePolicy(call.options, dx == dy || dx == x), dx);
-  RunTiles(tiling, call.options.executor, leaky::kernels::Dispatched().rrelu_backward[dtype], kernel_params, dy, x,
-           nullptr, dx);
+  RunIndexedOp(call, 3, leaky::kernels::Dispatched().rrelu_backward[dtype], kernel_params, dy, x,
+               nullptr, dx);
   return LEAKY_OK;
 }

@@ -18,12 +18,12 @@ extern "C" void __tsan_release(void* address);
 namespace leaky::internal {
 namespace {
 
-struct Call {
+struct TaskCall {
   Task task;
   void* context;
 };
 
-void RunGuarded(const Call& call, size_t index) {
+void RunGuarded(const TaskCall& call, size_t index) {
   // Kernels need IEEE defaults on whichever thread runs them; the thread's
   // own state comes back when the task is done.
   const reference::ieee_environment ieee;
@@ -33,7 +33,7 @@ void RunGuarded(const Call& call, size_t index) {
 // A task on another thread (the pool's or an executor's).
 void PoolTask(void* context, size_t index) {
   LEAKY_TSAN_ACQUIRE(context);
-  RunGuarded(*static_cast<const Call*>(context), index);
+  RunGuarded(*static_cast<const TaskCall*>(context), index);
   LEAKY_TSAN_RELEASE(context);
 }
 
@@ -41,7 +41,7 @@ void PoolTask(void* context, size_t index) {
 
 void ParallelFor(size_t count, int threads, Task task, void* context,
                  const leaky_executor* executor) {
-  Call call{task, context};
+  TaskCall call{task, context};
   if (threads <= 1 || count <= 1) {
     for (size_t i = 0; i < count; ++i) RunGuarded(call, i);
     return;
