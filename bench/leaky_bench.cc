@@ -404,7 +404,11 @@ void RegisterAll(bool quick) {
   for (leaky_dtype dtype : {LEAKY_F32, LEAKY_F16, LEAKY_BF16, LEAKY_F64}) {
     for (Mode mode : {Mode::kForward, Mode::kForwardInPlace, Mode::kBackward}) {
       const bool sweep = dtype == LEAKY_F32 && mode == Mode::kForward && !quick;
-      for (size_t n : sweep ? f32_sizes : key_sizes) {
+      // f32 in place also in cache, where waking the pool costs the most.
+      std::vector<size_t> sizes = sweep ? f32_sizes : key_sizes;
+      if (dtype == LEAKY_F32 && mode == Mode::kForwardInPlace && !quick)
+        sizes.insert(sizes.begin() + 1, {size_t{1} << 16, size_t{1} << 18});
+      for (size_t n : sizes) {
         for (int threads : thread_counts) {
           for (const Contender& contender : contenders) {
             Case c{contender.name, dtype, mode, n, threads};

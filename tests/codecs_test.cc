@@ -1,17 +1,23 @@
 // The vector codecs of every SIMD target against the scalar conversions of
 // leaky.hpp (themselves checked against hardware in conversions_test): the
 // exhaustive op tests rarely hit exact rounding ties, so ties are probed here.
+// Also the targets themselves: on a CPU the test runner names, the targets
+// this build dispatches to are exactly the expected ones, at the expected
+// vector width (ARM64 under QEMU: tests/arm64/run.sh).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "codecs_test.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "hwy/highway.h"
 #include "kernels/codecs-inl.h"
 #include "leaky/leaky.hpp"
+#include "test_util.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace leaky {
@@ -34,6 +40,7 @@ void RoundTripF16(size_t n, const float* a, uint16_t* b, const uint16_t* c, floa
 void RoundTripBF16(size_t n, const float* a, uint16_t* b, const uint16_t* c, float* d) {
   RoundTrip<CodecBF16>(n, a, b, c, d);
 }
+size_t F32Lanes() { return hn::Lanes(hn::ScalableTag<float>()); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace leaky
@@ -43,6 +50,7 @@ HWY_AFTER_NAMESPACE();
 namespace leaky {
 HWY_EXPORT(RoundTripF16);
 HWY_EXPORT(RoundTripBF16);
+HWY_EXPORT(F32Lanes);
 
 namespace {
 
@@ -62,7 +70,7 @@ TEST(Codecs, MatchScalarConversionsOnEveryTarget) {
   const std::vector<float> probes = Probes();
   std::vector<uint16_t> all(probes.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+  for (int64_t target : test::TargetsUnderTest()) {
     hwy::SetSupportedTargetsForTest(target);
     SCOPED_TRACE(hwy::TargetName(target));
     std::vector<uint16_t> f16(probes.size()), bf16(probes.size());
@@ -85,6 +93,30 @@ TEST(Codecs, MatchScalarConversionsOnEveryTarget) {
     }
   }
   hwy::SetSupportedTargetsForTest(0);
+}
+
+// LEAKY_TEST_EXPECT_TARGETS="SVE2,SVE,NEON,EMU128": the targets of this
+// build that this CPU runs, best first, exactly; LEAKY_TEST_EXPECT_SVE_BITS
+// the vector width of the SVE targets (SVE_256 and SVE2_128 are fixed).
+TEST(Targets, AsExpectedOnThisCpu) {
+  const char* expected = std::getenv("LEAKY_TEST_EXPECT_TARGETS");
+  const char* sve_bits = std::getenv("LEAKY_TEST_EXPECT_SVE_BITS");
+  if (expected == nullptr && sve_bits == nullptr) GTEST_SKIP() << "no expectation given";
+  std::string names;
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    const std::string name = hwy::TargetName(target);
+    names += (names.empty() ? "" : ",") + name;
+    EXPECT_EQ(name, leaky_simd_target());
+    const size_t bits = HWY_DYNAMIC_DISPATCH(F32Lanes)() * 32;
+    if (name == "SVE_256") EXPECT_EQ(bits, 256u);
+    if (name == "SVE2_128") EXPECT_EQ(bits, 128u);
+    if ((name == "SVE" || name == "SVE2") && sve_bits != nullptr)
+      EXPECT_EQ(bits, std::strtoul(sve_bits, nullptr, 10)) << name;
+    if (name == "NEON") EXPECT_EQ(bits, 128u);
+  }
+  hwy::SetSupportedTargetsForTest(0);
+  if (expected != nullptr) EXPECT_EQ(names, expected);
 }
 
 }  // namespace

@@ -17,14 +17,8 @@
 #include "plan/cpu_plan.h"
 #include "test_util.h"
 
-#if defined(__x86_64__)
-#include <xmmintrin.h>
-#endif
-
 namespace leaky::test {
 namespace {
-
-constexpr unsigned kFtzDaz = 0x8040;
 
 // Runs the tasks in reverse order, spread over three threads of its own,
 // with FTZ/DAZ set on those threads (a caller's threads may have any state);
@@ -37,18 +31,12 @@ struct ReverseExecutor {
     std::vector<std::thread> threads;
     for (size_t t = 0; t < 3; ++t) {
       threads.emplace_back([=] {
-#if defined(__x86_64__)
-        _mm_setcsr(_mm_getcsr() | kFtzDaz);
-#endif
+        SetFpControl(FpControl() | kFlushBits);
         for (size_t i = count; i-- > 0;) {
           if (i % 3 != t) continue;
-#if defined(__x86_64__)
-          const unsigned before = _mm_getcsr();
+          const uint64_t before = FpControl();
           task(task_context, i);
-          if (_mm_getcsr() != before) self->state_changed++;
-#else
-          task(task_context, i);
-#endif
+          if (FpControl() != before) self->state_changed++;
           self->tasks_run++;
         }
       });

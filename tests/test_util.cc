@@ -1,13 +1,58 @@
 #include "test_util.h"
 
+#if defined(__x86_64__)
 #include <xmmintrin.h>
+#endif
 
 #include <limits>
+#include <sstream>
 
 namespace leaky::test {
 
-FlushDenormals::FlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
-FlushDenormals::~FlushDenormals() { _mm_setcsr(saved_); }
+std::vector<int64_t> TargetsUnderTest() {
+  std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  if (const char* named = std::getenv("LEAKY_TEST_TARGETS"); named != nullptr && *named) {
+    std::vector<int64_t> kept;
+    std::stringstream list(named);
+    for (std::string name; std::getline(list, name, ',');) {
+      bool found = false;
+      for (int64_t target : targets) {
+        if (name == hwy::TargetName(target)) {
+          kept.push_back(target);
+          found = true;
+        }
+      }
+      EXPECT_TRUE(found) << "LEAKY_TEST_TARGETS names " << name
+                         << ", which this CPU (or this build) does not have";
+    }
+    targets = kept;
+  }
+  const char* best_only = std::getenv("LEAKY_TEST_BEST_TARGET_ONLY");
+  if (best_only != nullptr && std::string(best_only) == "1" && !targets.empty()) targets.resize(1);
+  return targets;
+}
+
+uint64_t FpControl() {
+#if defined(__x86_64__)
+  return _mm_getcsr();
+#elif defined(__aarch64__)
+  uint64_t value;
+  __asm__ volatile("mrs %0, fpcr" : "=r"(value));
+  return value;
+#else
+  return 0;
+#endif
+}
+
+void SetFpControl(uint64_t value) {
+#if defined(__x86_64__)
+  _mm_setcsr(static_cast<unsigned>(value));
+#elif defined(__aarch64__)
+  __asm__ volatile("msr fpcr, %0" : : "r"(value) : "memory");
+#else
+  (void)value;
+#endif
+}
 
 namespace {
 template <class T, class Bits>

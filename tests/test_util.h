@@ -22,16 +22,18 @@
 
 namespace leaky::test {
 
+// The targets ForEachTarget runs: every target compiled in and supported by
+// this CPU, best first; LEAKY_TEST_TARGETS=NEON,SVE_256 keeps the named ones
+// (each must be supported: a named target that is not fails the test rather
+// than being skipped), and LEAKY_TEST_BEST_TARGET_ONLY=1 (the
+// ThreadSanitizer run, where threads, not instruction sets, are under test)
+// the best.
+std::vector<int64_t> TargetsUnderTest();
+
 // Runs `body` with Highway's dispatch forced to each target in turn; the
 // library's leaky_simd_target() must report that target while it runs.
-// LEAKY_TEST_BEST_TARGET_ONLY=1 (the ThreadSanitizer run, where threads, not
-// instruction sets, are under test) keeps only the best target.
 inline void ForEachTarget(const std::function<void(const std::string&)>& body) {
-  std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
-  const char* best_only = std::getenv("LEAKY_TEST_BEST_TARGET_ONLY");
-  if (best_only != nullptr && std::string(best_only) == "1" && !targets.empty()) {
-    targets.resize(1);
-  }
+  const std::vector<int64_t> targets = TargetsUnderTest();
   ASSERT_FALSE(targets.empty());
   for (int64_t target : targets) {
     hwy::SetSupportedTargetsForTest(target);
@@ -74,16 +76,26 @@ long FirstMismatch(const T* actual, const T* expected, size_t n) {
   return -1;
 }
 
-// The x86 MXCSR bits FTZ and DAZ, set for the lifetime of the object.
+// The thread's FP control register (x86 MXCSR, ARM64 FPCR; 0 elsewhere) and
+// its flush-to-zero bits (FTZ and DAZ; FZ and FZ16).
+uint64_t FpControl();
+void SetFpControl(uint64_t value);
+#if defined(__aarch64__)
+inline constexpr uint64_t kFlushBits = (1u << 24) | (1u << 19);
+#else
+inline constexpr uint64_t kFlushBits = 0x8040u;
+#endif
+
+// Flush-to-zero set for the lifetime of the object, as a caller may have it.
 class FlushDenormals {
  public:
-  FlushDenormals();
-  ~FlushDenormals();
+  FlushDenormals() : saved_(FpControl()) { SetFpControl(saved_ | kFlushBits); }
+  ~FlushDenormals() { SetFpControl(saved_); }
   FlushDenormals(const FlushDenormals&) = delete;
   FlushDenormals& operator=(const FlushDenormals&) = delete;
 
  private:
-  unsigned saved_;
+  uint64_t saved_;
 };
 
 // Every interesting f32 value: zeros, subnormals, normals at the edges,

@@ -19,8 +19,9 @@
 
 namespace leaky::reference {
 
-// Sets round-to-nearest and clears FTZ/DAZ for its lifetime, then restores
-// the caller's state.
+// Sets round-to-nearest and clears flush-to-zero (x86 MXCSR FTZ/DAZ, ARM
+// FPCR FZ/FZ16 and default-NaN) for its lifetime, then restores the
+// caller's state exactly. Elsewhere it does nothing.
 class ieee_environment {
  public:
 #if defined(__SSE__) || defined(__x86_64__)
@@ -36,9 +37,32 @@ class ieee_environment {
   // FTZ (bit 15), DAZ (bit 6) and the rounding-control field (bits 13-14).
   static constexpr unsigned kNonIeeeBits = 0x8000u | 0x0040u | 0x6000u;
   unsigned saved_;
+#elif defined(__aarch64__)
+  ieee_environment() : saved_(read_fpcr()) {
+    if (saved_ & kNonIeeeBits) write_fpcr(saved_ & ~kNonIeeeBits);
+  }
+  ~ieee_environment() {
+    if (saved_ & kNonIeeeBits) write_fpcr(saved_);
+  }
+
+ private:
+  static unsigned long read_fpcr() {
+    unsigned long value;
+    __asm__ volatile("mrs %0, fpcr" : "=r"(value));
+    return value;
+  }
+  static void write_fpcr(unsigned long value) { __asm__ volatile("msr fpcr, %0" : : "r"(value) : "memory"); }
+  // FZ (bit 24) and FZ16 (bit 19): flush to zero; DN (bit 25): default NaN
+  // instead of the input's payload; RMode (bits 22-23); FEAT_AFP's FIZ and
+  // AH (bits 0-1), which flush inputs and change NaN and subnormal handling.
+  static constexpr unsigned long kNonIeeeBits =
+      (1ul << 25) | (1ul << 24) | (3ul << 22) | (1ul << 19) | 0x3ul;
+  unsigned long saved_;
 #else
   ieee_environment() = default;
 #endif
+
+ public:
   ieee_environment(const ieee_environment&) = delete;
   ieee_environment& operator=(const ieee_environment&) = delete;
 };

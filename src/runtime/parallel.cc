@@ -1,11 +1,14 @@
 #include "runtime/parallel.h"
 
+#include <pthreadpool.h>
+
 #include "leaky/reference.hpp"
 #include "runtime/pool.h"
 
 #if defined(__SANITIZE_THREAD__)
-// pthreadpool is not instrumented: tell ThreadSanitizer about the
-// happens-before edges its atomics create between a task and the caller.
+// A caller's executor (pthreadpool, its own threads) may not be
+// instrumented: tell ThreadSanitizer about the happens-before edges it
+// creates between a task and the caller.
 extern "C" void __tsan_acquire(void* address);
 extern "C" void __tsan_release(void* address);
 #define LEAKY_TSAN_ACQUIRE(address) __tsan_acquire(address)
@@ -30,8 +33,12 @@ void RunGuarded(const TaskCall& call, size_t index) {
   call.task(call.context, index);
 }
 
-// A task on another thread (the pool's or an executor's).
-void PoolTask(void* context, size_t index) {
+void ThreadTask(void* context, size_t index) {
+  RunGuarded(*static_cast<const TaskCall*>(context), index);
+}
+
+// A task on a caller's executor, which ThreadSanitizer may not see into.
+void ExecutorTask(void* context, size_t index) {
   LEAKY_TSAN_ACQUIRE(context);
   RunGuarded(*static_cast<const TaskCall*>(context), index);
   LEAKY_TSAN_RELEASE(context);
@@ -48,21 +55,18 @@ void ParallelFor(size_t count, int threads, Task task, void* context,
   }
   if (executor != nullptr && executor->parallel_for != nullptr) {
     LEAKY_TSAN_RELEASE(&call);
-    executor->parallel_for(executor->executor_context, count, &PoolTask, &call);
+    executor->parallel_for(executor->executor_context, count, &ExecutorTask, &call);
     LEAKY_TSAN_ACQUIRE(&call);
     return;
   }
-  pthreadpool_t pool = executor != nullptr ? static_cast<pthreadpool_t>(executor->pthreadpool)
-                                           : Pool();
-  if (pool == nullptr) {
-    // No pool could be made: the calling thread does it all.
-    for (size_t i = 0; i < count; ++i) RunGuarded(call, i);
+  if (executor != nullptr && executor->pthreadpool != nullptr) {
+    LEAKY_TSAN_RELEASE(&call);
+    pthreadpool_parallelize_1d(static_cast<pthreadpool_t>(executor->pthreadpool), &ExecutorTask,
+                               &call, count, 0);
+    LEAKY_TSAN_ACQUIRE(&call);
     return;
   }
-  LEAKY_TSAN_RELEASE(&call);
-  pthreadpool_parallelize_1d(pool, &PoolTask, &call, count,
-                             executor != nullptr ? 0u : PoolFlags());
-  LEAKY_TSAN_ACQUIRE(&call);
+  Pool()->Run(count, static_cast<uint32_t>(threads), &ThreadTask, &call);
 }
 
 }  // namespace leaky::internal

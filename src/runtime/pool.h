@@ -1,22 +1,50 @@
-// The persistent thread pool and what the planner needs to know of the CPU.
+// The library's own thread pool and what the planner needs to know of the CPU.
 #ifndef LEAKY_RUNTIME_POOL_H_
 #define LEAKY_RUNTIME_POOL_H_
 
-#include <pthreadpool.h>
-
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 namespace leaky::internal {
 
-// Created on first use and kept for the process lifetime; pthreadpool
-// serialises concurrent parallelize calls, so any thread may use it.
-// Null if creation failed.
-pthreadpool_t Pool();
+using PoolTask = void (*)(void* context, size_t index);
 
-// pthreadpool_parallelize_* flags for the pool: how workers wait between
-// calls (LEAKY_POOL_WAIT=yield, the default, or spin).
-uint32_t PoolFlags();
+// Workers that, after a call, spin for the next one for a bounded time and
+// then sleep in the kernel (LEAKY_POOL_SPIN_US, docs/design.md has the
+// measurements behind the default). Run is safe from any thread: concurrent
+// callers take turns, and a call from inside a task runs on its own thread.
+class ThreadPool {
+ public:
+  ThreadPool(uint32_t threads, uint32_t spin_us);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Threads that run tasks: the workers and the calling thread.
+  uint32_t threads() const;
+  // Runs task(context, i) for every i in [0, count) on at most `threads`
+  // threads (the caller among them); returns when all have run.
+  void Run(size_t count, uint32_t threads, PoolTask task, void* context);
+
+ private:
+  struct State;
+  State* state_;
+};
+
+// The process's pool: created on first use with one thread per core, never
+// destroyed (a call during another static's destruction still finds it),
+// and made afresh in a child after fork(). Null if no thread could start.
+ThreadPool* Pool();
+
+// How long workers and callers spin before sleeping: LEAKY_POOL_SPIN_US, or
+// the default.
+uint32_t PoolSpinMicros();
+// LEAKY_POOL_SPIN_US's text to microseconds: null or empty gives the
+// default, a decimal count up to 1000000 itself, anything else nothing
+// (PoolSpinMicros then says so in one line on stderr and keeps the default:
+// a malformed variable must not fail every call).
+std::optional<uint32_t> ParseSpinMicros(const char* text);
 
 struct CpuFacts {
   uint32_t cores;            // logical CPUs online: the default thread count

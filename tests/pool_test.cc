@@ -1,0 +1,189 @@
+// The library's own thread pool: every task runs exactly once for any count,
+// thread cap and spin time; a second thread really takes part; concurrent
+// callers and calls from inside a task are safe; workers sleep once the spin
+// time is over; a child process after fork() gets a
+// working pool; LEAKY_POOL_SPIN_US parses as documented.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <dirent.h>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/pool.h"
+
+namespace leaky::internal {
+namespace {
+
+struct Counts {
+  std::vector<std::atomic<int>> runs;
+  explicit Counts(size_t n) : runs(n) {}
+  static void Task(void* context, size_t index) {
+    static_cast<Counts*>(context)->runs[index].fetch_add(1, std::memory_order_relaxed);
+  }
+  void ExpectEachOnce() const {
+    for (size_t i = 0; i < runs.size(); ++i) ASSERT_EQ(runs[i].load(), 1) << "task " << i;
+  }
+};
+
+TEST(ThreadPool, EveryTaskRunsExactlyOnce) {
+  for (uint32_t spin : {0u, 50u, 2000u}) {
+    ThreadPool pool(3, spin);
+    ASSERT_EQ(pool.threads(), 3u);
+    for (uint32_t threads : {0u, 1u, 2u, 3u, 8u}) {
+      for (size_t count : {0, 1, 2, 3, 7, 64, 1000}) {
+        Counts counts(count);
+        pool.Run(count, threads, &Counts::Task, &counts);
+        counts.ExpectEachOnce();
+      }
+    }
+  }
+}
+
+// Task 0 waits for task 1 to start: the caller cannot run both, so a worker
+// must have taken one. Bounded, so a pool that never helps fails the test.
+TEST(ThreadPool, AWorkerTakesPart) {
+  struct Rendezvous {
+    std::atomic<bool> second_started{false};
+    std::atomic<bool> met{false};
+    static void Task(void* context, size_t index) {
+      auto* self = static_cast<Rendezvous*>(context);
+      if (index == 1) {
+        self->second_started = true;
+        return;
+      }
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!self->second_started && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
+      self->met = self->second_started.load();
+    }
+  };
+  for (uint32_t spin : {0u, 50u}) {
+    ThreadPool pool(2, spin);
+    for (int round = 0; round < 20; ++round) {
+      Rendezvous r;
+      pool.Run(2, 2, &Rendezvous::Task, &r);
+      ASSERT_TRUE(r.met) << "spin " << spin << ", round " << round;
+    }
+  }
+}
+
+TEST(ThreadPool, ConcurrentCallersAndNestedCalls) {
+  ThreadPool pool(3, 20);
+  struct Nested {
+    ThreadPool* pool;
+    std::vector<Counts>* inner;
+    static void Task(void* context, size_t index) {
+      auto* self = static_cast<Nested*>(context);
+      Counts& counts = (*self->inner)[index];
+      self->pool->Run(counts.runs.size(), 3, &Counts::Task, &counts);  // runs inline
+    }
+  };
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&] {
+      for (int round = 0; round < 200; ++round) {
+        std::vector<Counts> inner;
+        inner.reserve(5);
+        for (int i = 0; i < 5; ++i) inner.emplace_back(17);
+        Nested nested{&pool, &inner};
+        pool.Run(inner.size(), 3, &Nested::Task, &nested);
+        for (const Counts& counts : inner)
+          for (const auto& runs : counts.runs) failures += runs.load() != 1;
+      }
+    });
+  }
+  for (auto& caller : callers) caller.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+std::set<std::string> PoolWorkerTids() {
+  std::set<std::string> tids;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return tids;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + entry->d_name + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name == "leaky-pool") tids.insert(entry->d_name);
+  }
+  closedir(dir);
+  return tids;
+}
+
+// 'R' (running or runnable: spinning) or 'S' (asleep in the kernel).
+char ThreadState(const std::string& tid) {
+  std::ifstream stat("/proc/self/task/" + tid + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
+}
+
+// Whether it spins meanwhile depends on the machine's load (a descheduled
+// spinner stops early), so only the end is asserted.
+TEST(ThreadPool, WorkersSleepAfterTheSpin) {
+  const std::set<std::string> before = PoolWorkerTids();
+  ThreadPool pool(2, 300000);  // 300 ms: long enough to see from here
+  std::set<std::string> ours;
+  for (const std::string& tid : PoolWorkerTids())
+    if (!before.count(tid)) ours.insert(tid);
+  ASSERT_EQ(ours.size(), 1u);
+  const std::string worker = *ours.begin();
+  Counts counts(2);
+  pool.Run(2, 2, &Counts::Task, &counts);
+  counts.ExpectEachOnce();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (ThreadState(worker) != 'S' && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(ThreadState(worker), 'S') << "the worker never went to sleep";
+  // Woken from sleep, it still serves.
+  Counts again(64);
+  pool.Run(64, 2, &Counts::Task, &again);
+  again.ExpectEachOnce();
+}
+
+TEST(ThreadPool, ForkedChildGetsAWorkingPool) {
+#if defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "ThreadSanitizer does not support threads started after a multi-threaded fork";
+#else
+  Counts counts(64);
+  Pool()->Run(64, 2, &Counts::Task, &counts);
+  counts.ExpectEachOnce();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(20);  // a child stuck on the parent's dead workers dies of SIGALRM
+    Counts in_child(64);
+    Pool()->Run(64, 2, &Counts::Task, &in_child);
+    for (const auto& runs : in_child.runs)
+      if (runs.load() != 1) _exit(3);
+    _exit(Pool()->threads() == Cpu().cores ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "child ended by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+#endif
+}
+
+TEST(ThreadPool, SpinVariableParses) {
+  const uint32_t fallback = *ParseSpinMicros(nullptr);
+  EXPECT_EQ(*ParseSpinMicros(""), fallback);
+  EXPECT_EQ(*ParseSpinMicros("0"), 0u);
+  EXPECT_EQ(*ParseSpinMicros("75"), 75u);
+  EXPECT_EQ(*ParseSpinMicros("1000000"), 1000000u);
+  for (const char* bad : {"-5", "1000001", "12us", " 5", "x", "99999999999999999999"})
+    EXPECT_FALSE(ParseSpinMicros(bad).has_value()) << bad;
+}
+
+}  // namespace
+}  // namespace leaky::internal
