@@ -3,6 +3,7 @@
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
+BUILD_ARM64 ?= build-arm64
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS = -G Ninja -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
 CTEST_FLAGS = --output-on-failure --no-tests=error -j $(JOBS)
@@ -11,7 +12,8 @@ CTEST_FLAGS = --output-on-failure --no-tests=error -j $(JOBS)
 SANITIZER_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g"
 
-.PHONY: all bootstrap build demo bench test test-release test-asan test-tsan clean
+.PHONY: all bootstrap build demo bench test test-release test-asan test-tsan build-arm64 \
+  test-arm64 test-arm64-quick clean
 
 all: build
 
@@ -32,7 +34,7 @@ demo: build
 bench: build
 	$(BUILD)/leaky bench --out runs/bench
 
-test: test-release test-asan test-tsan
+test: test-release test-asan test-tsan test-arm64-quick
 
 test-release: build
 	ctest --test-dir $(BUILD) $(CTEST_FLAGS)
@@ -56,5 +58,24 @@ test-tsan: bootstrap
 	TSAN_OPTIONS=halt_on_error=1 LEAKY_TEST_BEST_TARGET_ONLY=1 \
 	  ctest --test-dir $(BUILD_TSAN) $(CTEST_FLAGS) -R '^(Concurrency|KernelLargeSizes|Executor|ThreadPool)[.]' 
 
+# ARM64: cross-built (library, C/C++ tests, the toolkit CLI; the LibTorch,
+# Python and GAN parts are x86-only) against arm64 packages unpacked into a
+# project-local sysroot, and run under QEMU user mode on NEON and SVE/SVE2
+# CPUs from 128 to 2048 bits (tests/arm64/run.sh). `make test` runs the
+# bounded subset; test-arm64 runs everything on every CPU.
+build-arm64: bootstrap
+	bash scripts/arm64_sysroot.sh $(BUILD_ARM64)/sysroot
+	cmake -S . -B $(BUILD_ARM64) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/toolchains/aarch64-linux-gnu.cmake \
+	  -DLEAKY_ARM64_SYSROOT=$(CURDIR)/$(BUILD_ARM64)/sysroot \
+	  -DLEAKY_BUILD_PYTHON=OFF -DLEAKY_BUILD_BENCH=OFF
+	cmake --build $(BUILD_ARM64) -j $(JOBS)
+
+test-arm64: build-arm64
+	bash tests/arm64/run.sh $(BUILD_ARM64) full
+
+test-arm64-quick: build-arm64
+	bash tests/arm64/run.sh $(BUILD_ARM64) quick
+
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_ARM64)

@@ -26,7 +26,7 @@ touch "$apt_dir/status"
 apt_opts=(
   -o "Dir::State=$apt_dir/state" -o "Dir::State::status=$apt_dir/status"
   -o "Dir::Cache=$apt_dir/cache" -o "APT::Architecture=arm64" -o "APT::Architectures::=arm64"
-  -o "Debug::NoLocking=1" -qq
+  -o "Debug::NoLocking=1" -o "APT::Sandbox::User=root" -qq
 )
 echo "arm64 sysroot: fetching ${packages[*]}"
 apt-get "${apt_opts[@]}" update

@@ -9,6 +9,9 @@ packages=(
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   clang libclang-rt-14-dev  # libFuzzer for the golden-file reader fuzz test
+  # ARM64: the cross compiler and QEMU user mode (arm64 libraries go to a
+  # project-local sysroot: scripts/arm64_sysroot.sh, never into dpkg)
+  g++-aarch64-linux-gnu qemu-user-static
 )
 if [ "${LEAKY_BOOTSTRAP_MINIMAL:-0}" != 1 ]; then
   packages+=(

@@ -1,7 +1,13 @@
 // The exact f16/bf16 conversions of leaky.hpp, against independent oracles:
-// x86 F16C hardware for f16, and exact double arithmetic for bf16.
+// the hardware's conversions for f16 (x86 F16C, ARM64 FCVT through __fp16,
+// run with the FP guard so FZ16 cannot flush), and exact double arithmetic
+// for bf16.
 #include <gtest/gtest.h>
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
+
+#include <cstring>
 
 #include <cmath>
 
@@ -10,12 +16,31 @@
 namespace leaky::test {
 namespace {
 
+#if defined(__x86_64__)
 __attribute__((target("f16c"))) uint16_t HardwareToHalf(float f) {
   return static_cast<uint16_t>(_cvtss_sh(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 __attribute__((target("f16c"))) float HardwareFromHalf(uint16_t h) { return _cvtsh_ss(h); }
 
 bool HasF16c() { return __builtin_cpu_supports("f16c"); }
+#elif defined(__aarch64__)
+uint16_t HardwareToHalf(float f) {
+  const __fp16 h = static_cast<__fp16>(f);
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+float HardwareFromHalf(uint16_t bits) {
+  __fp16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);
+}
+bool HasF16c() { return true; }  // FCVT is in every ARMv8-A
+#else
+uint16_t HardwareToHalf(float) { return 0; }
+float HardwareFromHalf(uint16_t) { return 0; }
+bool HasF16c() { return false; }
+#endif
 
 // f32 inputs that probe every f16 rounding boundary: each f16 value, the
 // midpoints between neighbours, and one f32 ulp either side of those.

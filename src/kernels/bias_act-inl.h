@@ -14,6 +14,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/kernels.h"
+#include "kernels/splat-inl.h"
 #include "kernels/random-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -26,29 +27,29 @@ struct BiasActMath {
   using V = hn::Vec<D>;
   int activation;
   bool has_clamp;
-  V bias, alpha, gain, clamp_high, clamp_low;
+  Splat<D> bias, alpha, gain, clamp_high, clamp_low;
 
   BiasActMath(const kernels::Params& p, double bias_value)
       : activation(p.op.bias_act.activation),
         has_clamp(p.op.bias_act.clamp >= 0),
-        bias(hn::Set(D(), static_cast<T>(bias_value))),
-        alpha(hn::Set(D(), static_cast<T>(p.op.bias_act.alpha))),
-        gain(hn::Set(D(), static_cast<T>(p.op.bias_act.gain))),
-        clamp_high(hn::Set(D(), static_cast<T>(p.op.bias_act.clamp))),
-        clamp_low(hn::Set(D(), static_cast<T>(-p.op.bias_act.clamp))) {}
+        bias(bias_value),
+        alpha(p.op.bias_act.alpha),
+        gain(p.op.bias_act.gain),
+        clamp_high(p.op.bias_act.clamp),
+        clamp_low(-p.op.bias_act.clamp) {}
 
   HWY_INLINE V Activate(D d, V z) const {
-    if (activation == LEAKY_ACT_LRELU) return hn::IfThenElse(hn::Gt(z, hn::Zero(d)), z, hn::Mul(z, alpha));
+    if (activation == LEAKY_ACT_LRELU) return hn::IfThenElse(hn::Gt(z, hn::Zero(d)), z, hn::Mul(z, alpha()));
     if (activation == LEAKY_ACT_RELU) return hn::IfThenZeroElse(hn::Lt(z, hn::Zero(d)), z);
     return z;
   }
   // torch.clamp: NaN passes through, bounds inclusive.
   HWY_INLINE V Clamp(V u) const {
     if (!has_clamp) return u;
-    return hn::IfThenElse(hn::Gt(u, clamp_high), clamp_high,
-                          hn::IfThenElse(hn::Lt(u, clamp_low), clamp_low, u));
+    return hn::IfThenElse(hn::Gt(u, clamp_high()), clamp_high(),
+                          hn::IfThenElse(hn::Lt(u, clamp_low()), clamp_low(), u));
   }
-  HWY_INLINE V Forward(D d, V x, V b) const { return Clamp(hn::Mul(Activate(d, hn::Add(x, b)), gain)); }
+  HWY_INLINE V Forward(D d, V x, V b) const { return Clamp(hn::Mul(Activate(d, hn::Add(x, b)), gain())); }
 
   // dz from dy: clamp passes the gradient where low <= u <= high (PyTorch's
   // clamp_backward), then * gain, then the activation's backward at z.
@@ -56,12 +57,12 @@ struct BiasActMath {
     const V z = hn::Add(x, b);
     V g = dy;
     if (has_clamp) {
-      const V u = hn::Mul(Activate(d, z), gain);
-      const auto inside = hn::And(hn::Ge(u, clamp_low), hn::Le(u, clamp_high));
+      const V u = hn::Mul(Activate(d, z), gain());
+      const auto inside = hn::And(hn::Ge(u, clamp_low()), hn::Le(u, clamp_high()));
       g = hn::IfThenElseZero(inside, g);
     }
-    g = hn::Mul(g, gain);
-    if (activation == LEAKY_ACT_LRELU) return hn::IfThenElse(hn::Gt(z, hn::Zero(d)), g, hn::Mul(g, alpha));
+    g = hn::Mul(g, gain());
+    if (activation == LEAKY_ACT_LRELU) return hn::IfThenElse(hn::Gt(z, hn::Zero(d)), g, hn::Mul(g, alpha()));
     if (activation == LEAKY_ACT_RELU) {
       // threshold_backward on the result relu(z): zero where relu(z) <= 0.
       const V a = hn::IfThenZeroElse(hn::Lt(z, hn::Zero(d)), z);
@@ -78,7 +79,7 @@ struct bias_act_forward_op {
   using D = typename Codec::D;
   BiasActMath<D> m;
   bias_act_forward_op(const kernels::Params& p, double bias_value, void*) : m(p, bias_value) {}
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const { return m.Forward(d, x, m.bias); }
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const { return m.Forward(d, x, m.bias()); }
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x, hn::Vec<D> b) const {
     return m.Forward(d, x, b);
   }
@@ -92,7 +93,7 @@ struct bias_act_backward_op {
   BiasActMath<D> m;
   bias_act_backward_op(const kernels::Params& p, double bias_value, void*) : m(p, bias_value) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x) const {
-    return m.Backward(d, dy, x, m.bias);
+    return m.Backward(d, dy, x, m.bias());
   }
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x, hn::Vec<D> b) const {
     return m.Backward(d, dy, x, b);
@@ -102,9 +103,9 @@ struct bias_act_backward_op {
 
 // Dropout's kept-scale 1 / (1 - p), in the compute type.
 template <class D>
-hn::Vec<D> DropoutScale(const kernels::Params& p) {
+Splat<D> DropoutScale(const kernels::Params& p) {
   using T = hn::TFromD<D>;
-  return hn::Set(D(), static_cast<T>(T(1) / static_cast<T>(1.0 - p.op.bias_act.dropout_p)));
+  return Splat<D>(static_cast<T>(T(1) / static_cast<T>(1.0 - p.op.bias_act.dropout_p)));
 }
 
 // bias_act then dropout: y = u * (kept ? 1 / (1 - p) : 0); the keep bits
@@ -118,7 +119,7 @@ struct bias_act_dropout_forward_op {
   static constexpr bool kWritesMask = true;
   using D = typename Codec::D;
   BiasActMath<D> m;
-  hn::Vec<D> scale;
+  Splat<D> scale;
   uint32_t threshold;
   uint64_t seed, offset;
   uint8_t* mask;
@@ -133,11 +134,11 @@ struct bias_act_dropout_forward_op {
                               hn::Vec<D> x, hn::Vec<D> b) const {
     const auto kept = WordsAtLeast(d, words, threshold);
     *kept_bits = BitsFromMask(d, kept, count);
-    return hn::Mul(m.Forward(d, x, b), hn::IfThenElseZero(kept, scale));
+    return hn::Mul(m.Forward(d, x, b), hn::IfThenElseZero(kept, scale()));
   }
   HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t count,
                                    uint64_t* kept_bits, hn::Vec<D> x) const {
-    return Apply(d, words, count, kept_bits, x, m.bias);
+    return Apply(d, words, count, kept_bits, x, m.bias());
   }
   HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t count,
                                    uint64_t* kept_bits, hn::Vec<D> x, hn::Vec<D> b) const {
@@ -155,7 +156,7 @@ struct bias_act_dropout_backward_op {
   static constexpr bool kWritesMask = false;
   using D = typename Codec::D;
   BiasActMath<D> m;
-  hn::Vec<D> scale;
+  Splat<D> scale;
   uint64_t seed = 0, offset = 0;
   const uint8_t* mask;
   bias_act_dropout_backward_op(const kernels::Params& p, double bias_value, void* aux)
@@ -163,11 +164,11 @@ struct bias_act_dropout_backward_op {
   HWY_INLINE hn::Vec<D> Apply(D d, uint64_t e, size_t count, hn::Vec<D> dy, hn::Vec<D> x,
                               hn::Vec<D> b) const {
     const auto kept = MaskFromBits(d, LoadBits(mask, e, count));
-    return m.Backward(d, hn::Mul(dy, hn::IfThenElseZero(kept, scale)), x, b);
+    return m.Backward(d, hn::Mul(dy, hn::IfThenElseZero(kept, scale())), x, b);
   }
   HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, uint64_t e, size_t count, uint64_t*,
                                    hn::Vec<D> dy, hn::Vec<D> x) const {
-    return Apply(d, e, count, dy, x, m.bias);
+    return Apply(d, e, count, dy, x, m.bias());
   }
   HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, uint64_t e, size_t count, uint64_t*,
                                    hn::Vec<D> dy, hn::Vec<D> x, hn::Vec<D> b) const {

@@ -12,6 +12,7 @@
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 #include "kernels/kernels.h"
+#include "kernels/splat-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace leaky {
@@ -42,8 +43,8 @@ HWY_INLINE hn::Vec<D> Expm1F32(D d, hn::Vec<D> t) {
   const float top = 88.75f;
   // NaN: x86's min/max return their second operand when either is NaN, so
   // with t second a NaN lane stays NaN through every step; Highway's scalar
-  // Min/Max return the other operand, so that target puts NaN back at the
-  // end.
+  // Min/Max and ARM's (FMAXNM/FMINNM) return the other operand, so those
+  // targets put NaN back at the end.
   const auto low = hn::Set(d, -87.0f);
   const auto clamped = kNonPositive ? hn::Max(low, t) : hn::Max(low, hn::Min(hn::Set(d, top), t));
   // k = round(t / ln2) by the 1.5 * 2^23 trick: the sum's low bits are k
@@ -77,7 +78,7 @@ HWY_INLINE hn::Vec<D> Expm1F32(D d, hn::Vec<D> t) {
                      pow2(hn::Sub(k, k_low)));
     result = hn::IfThenElse(hn::Gt(t, hn::Set(d, top)), hn::Inf(d), result);
   }
-#if HWY_TARGET == HWY_SCALAR
+#if HWY_TARGET == HWY_SCALAR || !HWY_ARCH_X86
   result = hn::IfThenElse(hn::IsNaN(t), t, result);
 #endif
   return result;
@@ -103,12 +104,11 @@ HWY_INLINE hn::Vec<D> OverflowToInf(D d, hn::Vec<D> t, hn::Vec<D> value) {
 template <class D>
 struct EluCoefficients {
   using T = hn::TFromD<D>;
-  hn::Vec<D> negative_coef, scale, input_scale;
+  Splat<D> negative_coef, scale, input_scale;
   explicit EluCoefficients(const kernels::Params& p)
-      : negative_coef(hn::Set(D(), static_cast<T>(static_cast<T>(p.op.elu.alpha) *
-                                                  static_cast<T>(p.op.elu.scale)))),
-        scale(hn::Set(D(), static_cast<T>(p.op.elu.scale))),
-        input_scale(hn::Set(D(), static_cast<T>(p.op.elu.input_scale))) {}
+      : negative_coef(static_cast<T>(static_cast<T>(p.op.elu.alpha) * static_cast<T>(p.op.elu.scale))),
+        scale(p.op.elu.scale),
+        input_scale(p.op.elu.input_scale) {}
 };
 
 // y = x <= 0 ? expm1(x * input_scale) * (alpha * scale) : x * scale.
@@ -121,15 +121,15 @@ struct elu_forward_op {
   explicit elu_forward_op(const kernels::Params& p)
       : c(p), non_positive_argument(p.op.elu.input_scale >= 0) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const {
-    const hn::Vec<D> t = hn::Mul(x, c.input_scale);
+    const hn::Vec<D> t = hn::Mul(x, c.input_scale());
     hn::Vec<D> expm1;
     if constexpr (sizeof(hn::TFromD<D>) == 4) {
       expm1 = non_positive_argument ? Expm1F32<true>(d, t) : CallExpm1AnySignF32(d, t);
     } else {
       expm1 = OverflowToInf(d, t, hn::CallExpm1(d, t));
     }
-    const hn::Vec<D> negative = hn::Mul(expm1, c.negative_coef);
-    return hn::IfThenElse(hn::Le(x, hn::Zero(d)), negative, hn::Mul(x, c.scale));
+    const hn::Vec<D> negative = hn::Mul(expm1, c.negative_coef());
+    return hn::IfThenElse(hn::Le(x, hn::Zero(d)), negative, hn::Mul(x, c.scale()));
   }
 };
 
@@ -141,10 +141,10 @@ struct elu_backward_op {
   EluCoefficients<D> c;
   explicit elu_backward_op(const kernels::Params& p) : c(p) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x) const {
-    const hn::Vec<D> t = hn::Mul(x, c.input_scale);
-    const hn::Vec<D> negative = hn::Mul(hn::Mul(hn::Mul(dy, c.input_scale), c.negative_coef),
+    const hn::Vec<D> t = hn::Mul(x, c.input_scale());
+    const hn::Vec<D> negative = hn::Mul(hn::Mul(hn::Mul(dy, c.input_scale()), c.negative_coef()),
                                         OverflowToInf(d, t, hn::CallExp(d, t)));
-    return hn::IfThenElse(hn::Le(x, hn::Zero(d)), negative, hn::Mul(dy, c.scale));
+    return hn::IfThenElse(hn::Le(x, hn::Zero(d)), negative, hn::Mul(dy, c.scale()));
   }
 };
 
@@ -157,8 +157,8 @@ struct elu_backward_from_result_op {
   explicit elu_backward_from_result_op(const kernels::Params& p) : c(p) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> y) const {
     const hn::Vec<D> negative =
-        hn::Mul(hn::Mul(dy, c.input_scale), hn::Add(y, c.negative_coef));
-    return hn::IfThenElse(hn::Le(y, hn::Zero(d)), negative, hn::Mul(dy, c.scale));
+        hn::Mul(hn::Mul(dy, c.input_scale()), hn::Add(y, c.negative_coef()));
+    return hn::IfThenElse(hn::Le(y, hn::Zero(d)), negative, hn::Mul(dy, c.scale()));
   }
 };
 

@@ -10,6 +10,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/kernels.h"
+#include "kernels/splat-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace leaky {
@@ -20,11 +21,10 @@ namespace HWY_NAMESPACE {
 template <class Codec>
 struct leaky_relu_forward_op {
   using D = typename Codec::D;
-  hn::Vec<D> slope;
-  explicit leaky_relu_forward_op(const kernels::Params& p)
-      : slope(hn::Set(D(), static_cast<hn::TFromD<D>>(p.op.leaky_relu.negative_slope))) {}
+  Splat<D> slope;
+  explicit leaky_relu_forward_op(const kernels::Params& p) : slope(p.op.leaky_relu.negative_slope) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const {
-    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(x, slope));
+    return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(x, slope()));
   }
 };
 
@@ -32,11 +32,10 @@ struct leaky_relu_forward_op {
 template <class Codec>
 struct leaky_relu_backward_op {
   using D = typename Codec::D;
-  hn::Vec<D> slope;
-  explicit leaky_relu_backward_op(const kernels::Params& p)
-      : slope(hn::Set(D(), static_cast<hn::TFromD<D>>(p.op.leaky_relu.negative_slope))) {}
+  Splat<D> slope;
+  explicit leaky_relu_backward_op(const kernels::Params& p) : slope(p.op.leaky_relu.negative_slope) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> saved) const {
-    return hn::IfThenElse(hn::Gt(saved, hn::Zero(d)), dy, hn::Mul(dy, slope));
+    return hn::IfThenElse(hn::Gt(saved, hn::Zero(d)), dy, hn::Mul(dy, slope()));
   }
 };
 

@@ -10,6 +10,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/kernels.h"
+#include "kernels/splat-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace leaky {
@@ -21,10 +22,9 @@ struct prelu_forward_op {
   static constexpr bool kBackward = false;  // sources: x (, weight)
   static constexpr bool kPositional = false;
   using D = typename Codec::D;
-  hn::Vec<D> weight;
-  prelu_forward_op(const kernels::Params&, double weight_value, void*)
-      : weight(hn::Set(D(), static_cast<hn::TFromD<D>>(weight_value))) {}
-  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const { return (*this)(d, x, weight); }
+  Splat<D> weight;
+  prelu_forward_op(const kernels::Params&, double weight_value, void*) : weight(weight_value) {}
+  HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const { return (*this)(d, x, weight()); }
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x, hn::Vec<D> w) const {
     return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(w, x));
   }
@@ -36,11 +36,10 @@ struct prelu_backward_op {
   static constexpr bool kBackward = true;  // sources: dy, x (, weight)
   static constexpr bool kPositional = false;
   using D = typename Codec::D;
-  hn::Vec<D> weight;
-  prelu_backward_op(const kernels::Params&, double weight_value, void*)
-      : weight(hn::Set(D(), static_cast<hn::TFromD<D>>(weight_value))) {}
+  Splat<D> weight;
+  prelu_backward_op(const kernels::Params&, double weight_value, void*) : weight(weight_value) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x) const {
-    return (*this)(d, dy, x, weight);
+    return (*this)(d, dy, x, weight());
   }
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x, hn::Vec<D> w) const {
     return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), dy, hn::Mul(w, dy));

@@ -6,7 +6,8 @@
 // counters: word w of counter 16 g + j is stream word 64 g + 16 w + j. So a
 // vector of L <= 16 lanes runs Philox once on L consecutive counters and
 // stores its four result vectors as four runs of L consecutive words, with no
-// shuffles, and every vector width yields the same words.
+// shuffles, and every vector width yields the same words (wider vectors are
+// capped at 16 u32 lanes here).
 
 #if defined(LEAKY_KERNELS_RANDOM_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef LEAKY_KERNELS_RANDOM_INL_H_
@@ -56,7 +57,7 @@ class StreamFiller {
 #if HWY_TARGET == HWY_SCALAR
     return kCountersPerGroup;
 #else
-    return kBatch * hn::Lanes(hn::ScalableTag<uint64_t>());
+    return 2 * hn::Lanes(D64());
 #endif
   }
 
@@ -76,58 +77,55 @@ class StreamFiller {
     done_ += kCountersPerGroup;
   }
 #else
-  // Philox keeps each counter's four state words in the low halves of u64
-  // lanes: MulEven (vpmuludq) reads only those and returns the whole 64-bit
+  // At most one group's 16 counters per u32 vector, so the four result
+  // vectors store as runs of consecutive words: wider vectors (SVE up to
+  // 2048 bits) are capped.
+  using DU = hn::CappedTag<uint32_t, kCountersPerGroup>;
+  using D64 = hn::Repartition<uint64_t, DU>;
+  using V = hn::Vec<D64>;
+  // One Philox state: each counter's four words in the low halves of u64
+  // lanes. MulEven (vpmuludq) reads only those and returns the whole 64-bit
   // product, so a round is 2 multiplies, 2 shifts and 4 xors per vector, and
-  // the high halves may hold garbage (never read). kBatch independent vectors
-  // run together: one alone is a chain of dependent multiplies; more than two
-  // spill registers on AVX2 (docs/design.md).
-  static constexpr size_t kBatch = 2;
+  // the high halves may hold garbage (never read).
+  static HWY_INLINE void Round(V& c0, V& c1, V& c2, V& c3, V key0, V key1) {
+    const DU du;
+    const V p0 = hn::MulEven(hn::BitCast(du, c0), hn::Set(du, 0xD2511F53u));
+    const V p1 = hn::MulEven(hn::BitCast(du, c2), hn::Set(du, 0xCD9E8D57u));
+    c0 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1), key0);
+    c1 = p1;
+    c2 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3), key1);
+    c3 = p0;
+  }
+  // Two independent states run together (a and b): one alone is a chain of
+  // dependent multiplies; more spill registers on AVX2 (docs/design.md).
+  // Named, not arrays: SVE vectors cannot be array elements.
   HWY_NOINLINE void Batch() {
-    const hn::ScalableTag<uint32_t> du;
-    const hn::Repartition<uint64_t, decltype(du)> d64;
-    using V = hn::Vec<decltype(d64)>;
+    const DU du;
+    const D64 d64;
     const size_t lanes64 = hn::Lanes(d64);
-    static_assert(HWY_MAX_BYTES / 4 <= kCountersPerGroup, "a vector spans at most one group");
-    static_assert(kBatch % 2 == 0, "u64 vectors pair up into u32 vectors");
-    const auto m0 = hn::Set(du, 0xD2511F53u), m1 = hn::Set(du, 0xCD9E8D57u);
     const V iota = hn::Iota(d64, 0);
-    // The last batch may run past the groups (words has room for it).
-    V c0[kBatch], c1[kBatch], c2[kBatch], c3[kBatch];
-    for (size_t k = 0; k < kBatch; ++k) {
-      const uint64_t base = first_counter_ + done_ + k * lanes64;
-      // The counters of one u32 vector share their high word: base is a
-      // multiple of the lane count, which divides 16.
-      c0[k] = hn::Add(iota, hn::Set(d64, base & 0xFFFFFFFFu));
-      c1[k] = hn::Set(d64, base >> 32);
-      c2[k] = hn::Zero(d64);
-      c3[k] = hn::Zero(d64);
-    }
+    // The last batch may run past the groups (words has room for it). The
+    // counters of one u32 vector share their high word: base is a multiple
+    // of the lane count, which divides 16.
+    const uint64_t base_a = first_counter_ + done_, base_b = base_a + lanes64;
+    V a0 = hn::Add(iota, hn::Set(d64, base_a & 0xFFFFFFFFu)), a1 = hn::Set(d64, base_a >> 32);
+    V b0 = hn::Add(iota, hn::Set(d64, base_b & 0xFFFFFFFFu)), b1 = hn::Set(d64, base_b >> 32);
+    V a2 = hn::Zero(d64), a3 = hn::Zero(d64), b2 = hn::Zero(d64), b3 = hn::Zero(d64);
     uint64_t k0 = static_cast<uint32_t>(seed_), k1 = seed_ >> 32;
     for (int round = 0; round < 10; ++round) {
       const V key0 = hn::Set(d64, k0), key1 = hn::Set(d64, k1);
-      for (size_t k = 0; k < kBatch; ++k) {
-        const V p0 = hn::MulEven(hn::BitCast(du, c0[k]), m0);
-        const V p1 = hn::MulEven(hn::BitCast(du, c2[k]), m1);
-        c0[k] = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1[k]), key0);
-        c1[k] = p1;
-        c2[k] = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3[k]), key1);
-        c3[k] = p0;
-      }
+      Round(a0, a1, a2, a3, key0, key1);
+      Round(b0, b1, b2, b3, key0, key1);
       k0 = static_cast<uint32_t>(k0 + 0x9E3779B9u);
       k1 = static_cast<uint32_t>(k1 + 0xBB67AE85u);
     }
-    for (size_t k = 0; k < kBatch; k += 2) {
-      const size_t counter = done_ + k * lanes64;  // relative to first_counter_
-      uint32_t* out = words_ + (counter / kCountersPerGroup) * kWordsPerGroup +
-                      counter % kCountersPerGroup;
-      // The low halves of a pair of u64 vectors, in counter order.
-      hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c0[k + 1]), hn::BitCast(du, c0[k])), du, out);
-      hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c1[k + 1]), hn::BitCast(du, c1[k])), du, out + 16);
-      hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c2[k + 1]), hn::BitCast(du, c2[k])), du, out + 32);
-      hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, c3[k + 1]), hn::BitCast(du, c3[k])), du, out + 48);
-    }
-    done_ += kBatch * lanes64;
+    uint32_t* out = words_ + (done_ / kCountersPerGroup) * kWordsPerGroup + done_ % kCountersPerGroup;
+    // The low halves of the pair, in counter order.
+    hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, b0), hn::BitCast(du, a0)), du, out);
+    hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, b1), hn::BitCast(du, a1)), du, out + 16);
+    hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, b2), hn::BitCast(du, a2)), du, out + 32);
+    hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, b3), hn::BitCast(du, a3)), du, out + 48);
+    done_ += 2 * lanes64;
   }
 #endif
   uint64_t first_counter_ = 0, seed_ = 0;

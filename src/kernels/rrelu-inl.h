@@ -11,6 +11,7 @@
 
 #include "hwy/highway.h"
 #include "kernels/kernels.h"
+#include "kernels/splat-inl.h"
 #include "kernels/random-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -28,14 +29,14 @@ struct RreluSlopes {
   static constexpr bool kFlat = true;
   using T = hn::TFromD<D>;
   uint64_t seed, offset;
-  hn::Vec<D> low, range;
+  Splat<D> low, range;
   explicit RreluSlopes(const kernels::Params& p)
       : seed(p.op.rrelu.seed),
         offset(p.op.rrelu.offset),
-        low(hn::Set(D(), static_cast<T>(p.op.rrelu.lower))),
-        range(hn::Set(D(), static_cast<T>(static_cast<T>(p.op.rrelu.upper) - static_cast<T>(p.op.rrelu.lower)))) {}
+        low(p.op.rrelu.lower),
+        range(static_cast<T>(static_cast<T>(p.op.rrelu.upper) - static_cast<T>(p.op.rrelu.lower))) {}
   HWY_INLINE hn::Vec<D> At(D d, const uint32_t* words) const {
-    return hn::Add(low, hn::Mul(UniformFromWords(d, words), range));
+    return hn::Add(low(), hn::Mul(UniformFromWords(d, words), range()));
   }
 };
 

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The ARM64 build's tests under QEMU user mode, once per emulated CPU. Each
+# run names the Highway targets it must exercise (LEAKY_TEST_EXPECT_TARGETS:
+# Targets.AsExpectedOnThisCpu fails on any difference, so none is skipped
+# silently) and the SVE vector width it must see.
+#   tests/arm64/run.sh BUILD_DIR full    every test on every CPU (make test-arm64)
+#   tests/arm64/run.sh BUILD_DIR quick   the bounded subset make test runs
+set -euo pipefail
+build=$1 mode=${2:-quick}
+# name | QEMU_CPU | targets, best first | SVE bits
+cpus=(
+  "neon|cortex-a72|NEON|"
+  "sve128|max,sve128=on|SVE2_128,SVE2,SVE,NEON|128"
+  "sve256|max,sve256=on|SVE_256,SVE2,SVE,NEON|256"
+  "sve512|max,sve512=on|SVE2,SVE,NEON|512"
+  "sve2048|max,sve2048=on,sve-default-vector-length=256|SVE2,SVE,NEON|2048"
+)
+# quick: every f16/bf16 pattern (and the FTZ cases, the FP guard, the
+# Philox stream and the family) on NEON and on SVE at 256 and 2048 bits, and
+# the quick size sweep on 256-bit SVE with its two SVE targets.
+quick_tests='^(Targets|Codecs|Conversions|ExhaustiveHalf|RandomWide|Executor|ThreadPool|Family|BiasAct|BiasActDropout|Philox|Rrelu|Prelu|EluAccuracy)[.]'
+declare -A quick_filter=(
+  [neon]="$quick_tests"
+  [sve256]="$quick_tests|^KernelSizes[.]leaky_relu_(forward|backward)_Codec(F16|F32)\$"
+  [sve2048]="$quick_tests"
+)
+status=0
+for entry in "${cpus[@]}"; do
+  IFS='|' read -r name cpu targets bits <<< "$entry"
+  filter=''
+  if [ "$mode" = quick ]; then
+    [ -n "${quick_filter[$name]:-}" ] || continue
+    filter=${quick_filter[$name]}
+  fi
+  echo "== arm64 $name (QEMU_CPU=$cpu): targets $targets${bits:+, SVE $bits-bit}"
+  start=$(date +%s)
+  if ! QEMU_CPU=$cpu LEAKY_TEST_EXPECT_TARGETS=$targets LEAKY_TEST_EXPECT_SVE_BITS=$bits \
+      LEAKY_TEST_QUICK_SWEEP=1 \
+      ctest --test-dir "$build" --output-on-failure --no-tests=error -j "$(nproc)" \
+        ${filter:+-R "$filter"}; then
+    status=1
+  fi
+  echo "== arm64 $name: $(( $(date +%s) - start )) s"
+done
+exit $status
