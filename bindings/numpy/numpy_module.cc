@@ -112,8 +112,15 @@ py::array LeakyReluBackward(const py::array& dy_in, const py::array& saved_in,
 
 }  // namespace
 
+#ifdef LEAKY_WITH_TOOLKIT
+void AddToolkit(py::module_& m);  // toolkit_module.cc
+#endif
+
 PYBIND11_MODULE(_native, m) {
   m.doc() = "leaky's NumPy entry points (see leaky.numpy)";
+#ifdef LEAKY_WITH_TOOLKIT
+  AddToolkit(m);
+#endif
   m.def("leaky_relu", &LeakyRelu, py::arg("x"), py::arg("negative_slope") = 0.01,
         py::arg("out") = py::none(), py::arg("num_threads") = 0);
   m.def("leaky_relu_backward", &LeakyReluBackward, py::arg("dy"), py::arg("saved"),

@@ -46,6 +46,48 @@ expect_status 2 "missing file" "$leaky" check "$work/nope.bin" --golden "$work/g
 expect_status 2 "missing golden dir" "$leaky" check "$work/g/golden.bin" --golden "$work/none"
 echo '{"format": "leaky-golden-1", "op": 3}' > "$work/g/golden.json"
 expect_status 2 "bad json" "$leaky" check "$work/g/golden.bin" --golden "$work/g"
+# Split policies and the timeline.
+expect_status 0 "plan even split" "$leaky" plan --elems 10007 --dtype f16 --preset npu --cores 8 \
+  --split even --tile-elems 4096 --buffers 2 --timeline
+grep -q "even split" "$work/out.txt" || fail "plan does not name the split"
+grep -q "every DMA chunk aligned:             NO" "$work/out.txt" || fail "even split's unaligned copies not shown"
+grep -q "speed-up of 2 over 1" "$work/out.txt" || fail "no timeline"
+expect_status 0 "plan one tile per core" "$leaky" plan --elems 1000003 --dtype f16 --preset npu --cores 48 \
+  --buffers 2 --timeline
+grep -q "fewer tiles than the 2 buffers" "$work/out.txt" || fail "no warning for single-tile cores"
+for bad in "--cores 0" "--tile-elems 0" "--split diagonal" "--buffers 0"; do
+  # shellcheck disable=SC2086
+  expect_status 2 "plan $bad" "$leaky" plan --elems 100 --preset npu $bad
+done
+expect_status 2 "plan overflow" "$leaky" plan --elems 4611686018427387904 --dtype f64 --preset npu
+grep -q "overflows" "$work/err.txt" || fail "overflow not named"
+expect_status 2 "golden bad plan" "$leaky" golden --elems 100 --out "$work/badplan" --plan --split even \
+  --preset npu --cores 8 --buffer-bytes 16
+[ ! -e "$work/badplan" ] || fail "golden with a bad plan wrote $work/badplan"
+# A recorded plan maps the check's findings without repeating the flags.
+expect_status 0 "golden with plan" "$leaky" golden --dtype f16 --dist normal --elems 10007 \
+  --out "$work/gp" --plan --preset npu --cores 8 --split even --tile-elems 4096 --buffers 2
+grep -q '"split": "even"' "$work/gp/golden.json" || fail "golden.json does not record the plan"
+/usr/bin/python3 - "$work/gp" <<'PY' || fail "could not plant faults"
+import sys, numpy as np
+d = sys.argv[1]
+x = np.fromfile(d + "/input.bin", np.float16).astype(np.float32)
+g = np.fromfile(d + "/golden.bin", np.float16)
+(x * np.float32(0.2)).astype(np.float16).tofile(d + "/no_select.bin")
+o = g.copy()
+for c in range(8):
+    s = c * (10007 // 8)
+    o[s:s + 16] = g[s + 5:s + 21]
+o.tofile(d + "/core_offset.bin")
+PY
+expect_status 1 "missing select" "$leaky" check "$work/gp/no_select.bin" --golden "$work/gp"
+grep -q "^- select_missing" "$work/out.txt" || fail "missing select not named"
+expect_status 1 "per-core offset" "$leaky" check "$work/gp/core_offset.bin" --golden "$work/gp"
+grep -q "^- core_edge: .* first .* elements of cores 0, 1, 2" "$work/out.txt" || { cat "$work/out.txt"; fail "per-core offset not named"; }
+cat "$work/gp/golden.bin" "$work/gp/golden.bin" > "$work/gp/big.bin"
+expect_status 2 "oversized states the size" "$leaky" check "$work/gp/big.bin" --golden "$work/gp"
+grep -q "exactly 20014 bytes" "$work/err.txt" || { cat "$work/err.txt"; fail "size message"; }
+
 # The walkthrough in docs/toolkit.md, command for command, with a perfect "kernel".
 if [ -n "$readme" ]; then
   mkdir -p "$work/readme" && cd "$work/readme"
@@ -58,6 +100,7 @@ if [ -n "$readme" ]; then
     ran=$((ran + 1))
   done < <(sed -n '/^## Debugging your own kernel/,/^## [^D]/p' "$readme" | grep '^build/leaky ')
   [ "$ran" = 3 ] || fail "expected 3 walkthrough commands in docs/toolkit.md, ran $ran"
+  [ -s timeline.svg ] && grep -q "<svg" timeline.svg || fail "the walkthrough's timeline.svg is missing"
   grep -q "^PASS" out.txt || fail "the walkthrough's check (docs/toolkit.md) did not pass"
 fi
 echo "toolkit CLI: all checks passed"

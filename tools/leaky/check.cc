@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "diagnose.h"
 #include "golden_io.h"
+#include "layout.h"
 #include "plan_options.h"
 
 namespace leaky::tools {
@@ -22,6 +23,8 @@ struct CheckSettings {
   bool json_output = false;
   int64_t max_ulp = -1;  // -1: the dtype's default
   bool use_plan = false;
+  bool plan_flags_given = false;
+  bool strict_zero_sign = false;
   PlanOptions plan;
 };
 
@@ -38,8 +41,14 @@ int RunCheck(const CheckSettings& s) {
     d = DescriptionFromJson(Text(dir / "golden.json"));
     const uint64_t bytes = d.elements * DtypeBytes(d.dtype);
     auto load = [&](const std::string& what, const std::string& path) {
-      // Read at most one byte more than needed: enough to call it oversized.
-      return DecodeArray(what, ReadFile(path, bytes + 1), d.dtype, d.elements);
+      std::error_code error;
+      const uintmax_t size = std::filesystem::file_size(path, error);
+      if (!error && size != bytes) {
+        throw GoldenError(what + " holds " + std::to_string(size) + " bytes; " +
+                          std::to_string(d.elements) + " " + DtypeName(d.dtype) +
+                          " elements are exactly " + std::to_string(bytes) + " bytes");
+      }
+      return DecodeArray(what, ReadFile(path, bytes), d.dtype, d.elements);
     };
     input.dtype = d.dtype;
     input.backward = d.op == "leaky_relu_backward";
@@ -50,13 +59,23 @@ int RunCheck(const CheckSettings& s) {
     if (input.backward) input.dy = load("dy.bin", (dir / "dy.bin").string());
     input.output = load("the output " + s.output, s.output);
     input.max_ulp = s.max_ulp >= 0 ? static_cast<uint64_t>(s.max_ulp) : DefaultMaxUlp(d.dtype);
-    if (s.use_plan) {
-      PlanOptions plan = s.plan;
-      plan.op = input.backward ? "backward" : "forward";
-      const leaky_plan_request request = MakePlanRequest(plan, d.dtype, d.elements);
-      leaky_tiling tiling;
-      if (leaky_plan_tiling(&request, &tiling) != LEAKY_OK) throw GoldenError(leaky_last_error());
-      input.plan = tiling;
+    input.strict_zero_sign = s.strict_zero_sign;
+    // The plan: flags given here, else the one `leaky golden --plan` recorded.
+    std::optional<PlanOptions> plan;
+    if (s.plan_flags_given) {
+      plan = s.plan;
+    } else if (!d.plan.is_null()) {
+      try {
+        plan = PlanOptions::FromJson(d.plan);
+      } catch (const nlohmann::json::exception& e) {
+        throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
+      }
+    } else if (s.use_plan) {
+      plan = s.plan;
+    }
+    if (plan) {
+      plan->op = input.backward ? "backward" : "forward";
+      input.plan = MakeLayout(*plan, d.dtype, d.elements);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "leaky check: %s\n", e.what());
@@ -92,11 +111,20 @@ void AddCheckCommand(CLI::App& app, std::function<int()>& run) {
       ->required();
   command->add_option("--golden", s->golden_dir, "Directory written by `leaky golden`")->required();
   command->add_flag("--json", s->json_output, "JSON instead of text");
-  command->add_option("--max-ulp", s->max_ulp, "Tolerance (default: 0 for f32/f64, 1 for f16/bf16)")
+  command->add_option("--max-ulp", s->max_ulp,
+                      "Tolerance in ulp (default 0: the golden is exact in every dtype; 1 for a "
+                      "device that can only compute in f16/bf16 arithmetic)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 62));
-  command->add_flag("--plan", s->use_plan, "Map indices to cores and tiles with these plan options");
-  AddPlanOptions(command, s->plan);
-  command->callback([&run, s] { run = [s] { return RunCheck(*s); }; });
+  command->add_flag("--strict-zero-sign", s->strict_zero_sign,
+                    "Count -0 against +0 as a mismatch (by default it is reported apart)");
+  command->add_flag("--plan", s->use_plan,
+                    "Map indices to cores and tiles (the plan golden.json recorded, or these "
+                    "plan options)");
+  AddPlanOptions(command, s->plan, /*with_op=*/false);
+  command->callback([&run, s, command] {
+    s->plan_flags_given = PlanOptionsGiven(command);
+    run = [s] { return RunCheck(*s); };
+  });
 }
 
 }  // namespace leaky::tools

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "golden_io.h"
+#include "layout.h"
 #include "leaky/tiling.h"
 
 namespace leaky::tools {
@@ -23,13 +24,13 @@ struct CheckInput {
   Array golden;
   Array output;
   uint64_t max_ulp = 0;
-  std::optional<leaky_tiling> plan;  // to map indices to cores and tiles
+  bool strict_zero_sign = false;     // -0 against +0 is a mismatch, not a note
+  std::optional<Layout> plan;        // the kernel's split: maps indices to cores and tiles
 };
 
 struct Finding {
-  std::string kind;     // all_zeros, zero_block, tail_not_processed, slope_mismatch,
-                        // f16_underflow, periodic, unexpected_nan, lost_nan, mismatch
-  std::string message;  // what it looks like and what to look at
+  std::string kind;     // see kFindingKinds
+  std::string message;  // what it looks like, where, and the usual cause
   nlohmann::json details;
 };
 
@@ -37,6 +38,7 @@ struct CheckResult {
   bool pass = true;
   uint64_t elements = 0;
   uint64_t mismatches = 0;
+  uint64_t zero_sign_differences = 0;  // -0 vs +0 (mismatches only if strict)
   int64_t first_mismatch = -1;
   uint64_t max_ulp = 0;
   double max_abs_error = 0;
@@ -45,8 +47,16 @@ struct CheckResult {
   nlohmann::json ToJson() const;
 };
 
-// Default tolerance: the op is exact in every dtype, but a device computing
-// in f16/bf16 may double-round once, so half types allow 1 ulp by default.
+// Every kind a finding can have, most specific first.
+inline constexpr const char* kFindingKinds[] = {
+    "all_zeros",      "core_untouched", "tail_not_processed", "select_missing",
+    "compare_at_zero", "slope_rounded", "f16_underflow",      "slope_mismatch",
+    "core_edge",      "stale_tile",     "periodic",           "zero_block",
+    "unexpected_nan", "lost_nan",       "zero_sign",          "mismatch"};
+
+// Default tolerance: 0 ulp in every dtype, as the golden is exact (half
+// types computed in f32 and rounded once). `--max-ulp 1` is for a device
+// that can only compute in f16/bf16 arithmetic.
 uint64_t DefaultMaxUlp(leaky_dtype dtype);
 
 CheckResult Diagnose(const CheckInput& input);

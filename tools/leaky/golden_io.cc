@@ -56,6 +56,7 @@ std::string DescriptionToJson(const GoldenDescription& d) {
     j["files"]["golden_dx"] = "golden_dx.bin";
     j["saved"] = "input";
   }
+  if (!d.plan.is_null()) j["plan"] = d.plan;
   return j.dump(2) + "\n";
 }
 
@@ -95,6 +96,10 @@ GoldenDescription DescriptionFromJson(const std::string& text) {
     if (!std::isfinite(d.negative_slope)) throw GoldenError("golden.json: slope is not finite");
     d.distribution = j.value("distribution", "");
     d.seed = j.value("seed", uint64_t{0});
+    if (j.contains("plan")) {
+      if (!j["plan"].is_object()) throw GoldenError("golden.json: plan must be an object");
+      d.plan = j["plan"];
+    }
     return d;
   } catch (const json::exception& e) {
     throw GoldenError(std::string("golden.json: missing or mistyped field: ") + e.what());

@@ -6,6 +6,7 @@
 #define LEAKY_TOOLS_GOLDEN_IO_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,6 +28,10 @@ struct GoldenDescription {
   double negative_slope = 0.01;
   std::string distribution = "normal";
   uint64_t seed = 0;
+  // The plan options the developer's kernel splits by (`leaky golden
+  // --plan`), so `leaky check` maps indices without repeating them; null
+  // when none were recorded. Validated where used (MakeLayout).
+  nlohmann::json plan;
 };
 
 // Largest array the tools accept: 2^32 elements keeps byte counts and the

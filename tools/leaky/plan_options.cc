@@ -6,7 +6,7 @@
 
 namespace leaky::tools {
 
-void AddPlanOptions(CLI::App* command, PlanOptions& options) {
+void AddPlanOptions(CLI::App* command, PlanOptions& options, bool with_op) {
   command->add_option("--preset", options.preset,
                       "cpu: this machine as the library plans it; npu: an accelerator-style "
                       "example (48 vector cores, 192 KiB buffer each, 32-byte alignment, "
@@ -21,9 +21,52 @@ void AddPlanOptions(CLI::App* command, PlanOptions& options) {
       ->check(CLI::Range(1u, 65536u));
   command->add_option("--buffers", options.buffers, "1 = single, 2 = double buffering")
       ->check(CLI::Range(1u, 8u));
-  command->add_option("--op", options.op, "forward (2 streams) or backward (3 streams)")
-      ->check(CLI::IsMember({"forward", "backward"}))
+  if (with_op) {
+    command->add_option("--op", options.op, "forward (2 streams) or backward (3 streams)")
+        ->check(CLI::IsMember({"forward", "backward"}))
+        ->capture_default_str();
+  }
+  command->add_option("--split", options.split,
+                      "granule: the library's (whole alignment granules, the remainder one "
+                      "each to the first cores); even: the article's (step = n / cores, the "
+                      "last core also takes n % cores); balanced: the remainder elements one "
+                      "each to the first cores")
+      ->check(CLI::IsMember({"granule", "even", "balanced"}))
       ->capture_default_str();
+  command->add_option("--tile-elems", options.tile_elems,
+                      "Fixed tile length in elements (a kernel's BLOCK_ELEMS) instead of "
+                      "sizing tiles from --buffer-bytes")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  command->add_option("--address-offset", options.address_offset,
+                      "The output's address modulo --align, in bytes")
+      ->check(CLI::Range(0u, 65535u));
+}
+
+bool PlanOptionsGiven(CLI::App* command) {
+  for (const char* name : {"--preset", "--cores", "--buffer-bytes", "--align", "--buffers",
+                           "--split", "--tile-elems", "--address-offset"}) {
+    if (command->get_option(name)->count() > 0) return true;
+  }
+  return false;
+}
+
+nlohmann::json PlanOptions::ToJson() const {
+  return {{"preset", preset}, {"cores", cores}, {"buffer_bytes", buffer_bytes},
+          {"align_bytes", align_bytes}, {"buffers", buffers}, {"split", split},
+          {"tile_elems", tile_elems}, {"address_offset", address_offset}};
+}
+
+PlanOptions PlanOptions::FromJson(const nlohmann::json& j) {
+  PlanOptions o;
+  o.preset = j.at("preset").get<std::string>();
+  o.cores = j.at("cores").get<uint32_t>();
+  o.buffer_bytes = j.at("buffer_bytes").get<uint64_t>();
+  o.align_bytes = j.at("align_bytes").get<uint32_t>();
+  o.buffers = j.at("buffers").get<uint32_t>();
+  o.split = j.at("split").get<std::string>();
+  o.tile_elems = j.at("tile_elems").get<uint64_t>();
+  o.address_offset = j.at("address_offset").get<uint32_t>();
+  return o;
 }
 
 leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype, uint64_t n) {
@@ -52,27 +95,6 @@ leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype
   if (options.align_bytes != 0) request.align_bytes = options.align_bytes;
   if (options.buffers != 0) request.buffer_count = options.buffers;
   return request;
-}
-
-PlanLocation Locate(const leaky_tiling& tiling, uint64_t index) {
-  PlanLocation location;
-  for (uint32_t core = 0; core < tiling.cores_used; ++core) {
-    uint64_t start, length;
-    leaky_tiling_core_range(&tiling, core, &start, &length);
-    if (index >= start && index < start + length) {
-      location.core = core;
-      location.core_start = start;
-      location.tiles_in_core = leaky_tiling_tile_count(&tiling, core);
-      uint64_t first, count, tile_length;
-      leaky_tiling_core_granules(&tiling, core, &first, &count);
-      const uint64_t granule = (index + tiling.lead_length) / tiling.granule_length;
-      location.tile = (granule - first) / leaky_tiling_tile_granules(&tiling);
-      leaky_tiling_tile_range(&tiling, core, location.tile, &location.tile_start, &tile_length);
-      return location;
-    }
-  }
-  location.core = tiling.cores_used;  // past the end
-  return location;
 }
 
 }  // namespace leaky::tools

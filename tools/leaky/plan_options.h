@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "leaky/tiling.h"
@@ -18,25 +19,24 @@ struct PlanOptions {
   uint32_t align_bytes = 0;
   uint32_t buffers = 0;
   std::string op = "forward";  // forward (2 streams) | backward (3 streams)
+  std::string split = "granule";  // granule | even | balanced (layout.h)
+  uint64_t tile_elems = 0;     // fixed tile (BLOCK_ELEMS); 0 = sized from the buffer
+  uint32_t address_offset = 0; // output address modulo --align, bytes
+
+  nlohmann::json ToJson() const;
+  static PlanOptions FromJson(const nlohmann::json& j);  // throws nlohmann::json::exception
 };
 
-// Adds --preset --cores --buffer-bytes --align --buffers --op to `command`.
-void AddPlanOptions(CLI::App* command, PlanOptions& options);
+// Adds --preset --cores --buffer-bytes --align --buffers --split
+// --tile-elems --address-offset (and --op, where the command has none of its
+// own) to `command`.
+void AddPlanOptions(CLI::App* command, PlanOptions& options, bool with_op = true);
+// Whether any of those was given on the command line.
+bool PlanOptionsGiven(CLI::App* command);
 
 // The planner request for n elements of `dtype` on the chosen target.
 // Throws std::invalid_argument on a bad preset.
 leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype, uint64_t n);
-
-// Where element `index` falls: core, tile within the core, and whether that
-// tile is the core's tail tile / the core is the last one.
-struct PlanLocation {
-  uint32_t core = 0;
-  uint64_t tile = 0;
-  uint64_t tiles_in_core = 0;
-  uint64_t core_start = 0;
-  uint64_t tile_start = 0;
-};
-PlanLocation Locate(const leaky_tiling& tiling, uint64_t index);
 
 }  // namespace leaky::tools
 

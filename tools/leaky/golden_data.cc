@@ -1,0 +1,148 @@
+#include "golden_data.h"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "leaky/reference.hpp"
+
+namespace leaky::tools {
+namespace {
+
+// Draws one value, as a double, from the named distribution; `hard` returns
+// nullopt when it wants a raw bit pattern instead (see HardBits).
+class Distribution {
+ public:
+  Distribution(const std::string& spec, uint64_t seed) : rng_(seed) {
+    const auto colon = spec.find(':');
+    kind_ = spec.substr(0, colon);
+    if (kind_ == "uniform" || kind_ == "normal") {
+      a_ = kind_ == "uniform" ? -1.0 : 0.0;
+      b_ = 1.0;
+      if (colon != std::string::npos) {
+        const std::string args = spec.substr(colon + 1);
+        const auto comma = args.find(',');
+        if (comma == std::string::npos) throw std::invalid_argument("expected " + kind_ + ":A,B");
+        a_ = std::stod(args.substr(0, comma));
+        b_ = std::stod(args.substr(comma + 1));
+      }
+      if (!std::isfinite(a_) || !std::isfinite(b_) || (kind_ == "uniform" && a_ > b_) ||
+          (kind_ == "normal" && b_ < 0)) {
+        throw std::invalid_argument("bad parameters in distribution '" + spec + "'");
+      }
+    } else if (kind_ != "hard" || colon != std::string::npos) {
+      throw std::invalid_argument("unknown distribution '" + spec +
+                                  "' (uniform:A,B, normal[:MEAN,STD] or hard)");
+    }
+  }
+
+  // One stored bit pattern of `dtype`.
+  uint64_t Next(leaky_dtype dtype) {
+    if (kind_ == "uniform") return Encode(dtype, std::uniform_real_distribution<double>(a_, b_)(rng_));
+    if (kind_ == "normal") return Encode(dtype, std::normal_distribution<double>(a_, b_)(rng_));
+    return HardBits(dtype);
+  }
+
+ private:
+  static uint64_t Encode(leaky_dtype dtype, double v) {
+    switch (dtype) {
+      case LEAKY_F32: return std::bit_cast<uint32_t>(static_cast<float>(v));
+      case LEAKY_F64: return std::bit_cast<uint64_t>(v);
+      case LEAKY_F16: return float16(static_cast<float>(v)).bits;
+      case LEAKY_BF16: return bfloat16(static_cast<float>(v)).bits;
+    }
+    return 0;
+  }
+
+  // The cases that break device kernels: subnormals, values whose product
+  // with a slope underflows in f16, signed zeros, infinities, NaNs, extremes.
+  uint64_t HardBits(leaky_dtype dtype) {
+    std::uniform_int_distribution<int> pick(0, 9);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    const bool negative = unit(rng_) < 0.6;
+    const double sign = negative ? -1.0 : 1.0;
+    switch (pick(rng_)) {
+      case 0: return Encode(dtype, sign * 0.0);
+      case 1: return Encode(dtype, sign * INFINITY);
+      case 2: return Encode(dtype, NAN) | (negative ? uint64_t{1} << (DtypeBytes(dtype) * 8 - 1) : 0);
+      case 3:  // subnormal of this dtype
+        return Encode(dtype, sign * unit(rng_) * DtypeSmallestNormal(dtype));
+      case 4:  // tiny f16 normals: x * 0.2 lands below f16's normal range
+        return Encode(dtype, sign * (1.0 + 3.0 * unit(rng_)) * DtypeSmallestNormal(LEAKY_F16));
+      case 5: return Encode(dtype, sign * LargestFinite(dtype) * (0.5 + 0.5 * unit(rng_)));
+      default: return Encode(dtype, std::normal_distribution<double>(0.0, 2.0)(rng_));
+    }
+  }
+  static double LargestFinite(leaky_dtype d) {
+    return d == LEAKY_F64 ? 1.7976931348623157e308 : d == LEAKY_F16 ? 65504.0 : 3.3895313892515355e38;
+  }
+
+  std::mt19937_64 rng_;
+  std::string kind_;
+  double a_ = 0, b_ = 1;
+};
+
+template <class T>
+T FromBits(uint64_t bits) {
+  T value;
+  std::memcpy(static_cast<void*>(&value), &bits, sizeof(T));
+  return value;
+}
+
+template <class T>
+uint64_t ToBits(T value) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, static_cast<const void*>(&value), sizeof(T));
+  return bits;
+}
+
+template <class T>
+std::vector<uint64_t> Reference(bool backward, const std::vector<uint64_t>& x,
+                                const std::vector<uint64_t>& dy, double slope) {
+  const reference::ieee_environment ieee;
+  std::vector<uint64_t> out(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    out[i] = backward ? ToBits(reference::leaky_relu_backward(FromBits<T>(dy[i]), FromBits<T>(x[i]), slope))
+                      : ToBits(reference::leaky_relu_forward(FromBits<T>(x[i]), slope));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<uint64_t> ReferenceOutput(const GoldenDescription& d, const std::vector<uint64_t>& x,
+                                      const std::vector<uint64_t>& dy, double slope) {
+  const bool backward = d.op == "leaky_relu_backward";
+  switch (d.dtype) {
+    case LEAKY_F32: return Reference<float>(backward, x, dy, slope);
+    case LEAKY_F64: return Reference<double>(backward, x, dy, slope);
+    case LEAKY_F16: return Reference<float16>(backward, x, dy, slope);
+    case LEAKY_BF16: return Reference<bfloat16>(backward, x, dy, slope);
+  }
+  return {};
+}
+
+GoldenArrays MakeGolden(const GoldenDescription& d) {
+  Distribution inputs(d.distribution, d.seed), gradients(d.distribution, d.seed + 1);
+  GoldenArrays a;
+  a.x.resize(d.elements);
+  for (auto& v : a.x) v = inputs.Next(d.dtype);
+  if (d.op == "leaky_relu_backward") {
+    a.dy.resize(d.elements);
+    for (auto& v : a.dy) v = gradients.Next(d.dtype);
+  }
+  a.golden = ReferenceOutput(d, a.x, a.dy, d.negative_slope);
+  return a;
+}
+
+std::vector<uint8_t> ToBytes(leaky_dtype dtype, const std::vector<uint64_t>& bits) {
+  const size_t size = DtypeBytes(dtype);
+  std::vector<uint8_t> bytes(bits.size() * size);
+  for (size_t i = 0; i < bits.size(); ++i) std::memcpy(bytes.data() + i * size, &bits[i], size);
+  return bytes;
+}
+
+}  // namespace leaky::tools

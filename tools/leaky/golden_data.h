@@ -1,0 +1,33 @@
+// Golden data in memory: inputs drawn from a named distribution and the
+// bit-exact outputs of the library's scalar reference. `leaky golden` writes
+// them; tests and the Python harness (leaky.testing) use them directly.
+#ifndef LEAKY_TOOLS_GOLDEN_DATA_H_
+#define LEAKY_TOOLS_GOLDEN_DATA_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "golden_io.h"
+
+namespace leaky::tools {
+
+struct GoldenArrays {
+  std::vector<uint64_t> x, dy;  // stored bit patterns (dy: backward only)
+  std::vector<uint64_t> golden; // y (forward) or dx (backward)
+};
+
+// Draws the inputs of `d` (distribution, seed, dtype, elements) and computes
+// the golden with d.negative_slope. Throws std::invalid_argument for an
+// unknown distribution or bad parameters.
+GoldenArrays MakeGolden(const GoldenDescription& d);
+
+// The reference with `slope` on given inputs (what a kernel should output).
+std::vector<uint64_t> ReferenceOutput(const GoldenDescription& d, const std::vector<uint64_t>& x,
+                                      const std::vector<uint64_t>& dy, double slope);
+
+// Bit patterns of `dtype` to bytes and back (little-endian).
+std::vector<uint8_t> ToBytes(leaky_dtype dtype, const std::vector<uint64_t>& bits);
+
+}  // namespace leaky::tools
+
+#endif  // LEAKY_TOOLS_GOLDEN_DATA_H_
