@@ -47,7 +47,7 @@ test-asan: bootstrap
 	cmake -S . -B $(BUILD_ASAN) $(CMAKE_FLAGS) $(SANITIZER_FLAGS) -DLEAKY_SANITIZE=address
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 LEAKY_TEST_QUICK_SWEEP=1 \
-	  ctest --test-dir $(BUILD_ASAN) $(CTEST_FLAGS) -E '^package_'
+	  ctest --test-dir $(BUILD_ASAN) $(CTEST_FLAGS) -E '^(package_|OpenCl[.]|device_cli)'
 
 # The threaded tests under ThreadSanitizer: many concurrent callers, and
 # real multi-core plans at 1..4 threads (best SIMD target only: TSan slows

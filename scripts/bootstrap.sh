@@ -12,6 +12,9 @@ packages=(
   # ARM64: the cross compiler and QEMU user mode (arm64 libraries go to a
   # project-local sysroot: scripts/arm64_sysroot.sh, never into dpkg)
   g++-aarch64-linux-gnu qemu-user-static
+  # The OpenCL device backend: the ICD loader and headers, PoCL (OpenCL on
+  # this CPU, for the tests) and clinfo
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
 )
 if [ "${LEAKY_BOOTSTRAP_MINIMAL:-0}" != 1 ]; then
   packages+=(

@@ -115,11 +115,17 @@ py::array LeakyReluBackward(const py::array& dy_in, const py::array& saved_in,
 #ifdef LEAKY_WITH_TOOLKIT
 void AddToolkit(py::module_& m);  // toolkit_module.cc
 #endif
+#ifdef LEAKY_WITH_OPENCL
+void AddDevice(py::module_& m);  // device_module.cc
+#endif
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "leaky's NumPy entry points (see leaky.numpy)";
 #ifdef LEAKY_WITH_TOOLKIT
   AddToolkit(m);
+#endif
+#ifdef LEAKY_WITH_OPENCL
+  AddDevice(m);
 #endif
   m.def("leaky_relu", &LeakyRelu, py::arg("x"), py::arg("negative_slope") = 0.01,
         py::arg("out") = py::none(), py::arg("num_threads") = 0);

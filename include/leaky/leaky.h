@@ -56,7 +56,8 @@ typedef enum leaky_status {
                                             an executor with nothing to run on */
   LEAKY_ERROR_UNSUPPORTED = 6,           /* backward from the result with a negative slope */
   LEAKY_ERROR_SIZE = 7,                  /* n bytes do not fit the address space; size mismatch */
-  LEAKY_ERROR_INTERNAL = 8               /* e.g. the thread pool could not be created */
+  LEAKY_ERROR_INTERNAL = 8,              /* e.g. the thread pool could not be created */
+  LEAKY_ERROR_DEVICE = 9                 /* an OpenCL device call failed or no device (leaky/opencl.h) */
 } leaky_status;
 
 /* Threads the caller owns (as XNNPACK's xnn_run_operator(op, threadpool)).

@@ -133,6 +133,26 @@ def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
                      raw["tolerance_ulp"], [_finding(f) for f in raw["findings"]])
 
 
+_FAULTS = ("none", "compute-before-wait", "remainder-dropped", "slope-layout", "half-flush",
+           "single-buffer", "select-missing", "core-offset")
+
+
+def opencl_leaky_relu(cores=8, split="even", tile_elems=4096, buffers=2, device=-1, fault="none"):
+    """The OpenCL device kernel (leaky/opencl.h) as a callable for check_op,
+    optionally with one of the article's faults planted (`leaky device run
+    --fault`'s names). Raises RuntimeError where the build has no OpenCL or
+    no device is found."""
+    if fault not in _FAULTS:
+        raise ValueError("fault must be one of %s, not %r" % (", ".join(_FAULTS), fault))
+    if not hasattr(_native, "device_leaky_relu"):
+        raise RuntimeError("this build of leaky has no OpenCL backend")
+    code = _FAULTS.index(fault)
+
+    def device_leaky_relu(x, slope):
+        return _native.device_leaky_relu(x, slope, cores, split, tile_elems, buffers, device, code)
+    return device_leaky_relu
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python3 -m leaky.testing",

@@ -158,3 +158,17 @@ def test_the_example_names_the_missing_select():
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "select_missing" in result.stdout
+
+
+def test_the_opencl_kernel_through_the_harness():
+    try:
+        clean = lt.opencl_leaky_relu(cores=8, tile_elems=256)
+        d = lt.check_op(clean, **SPLIT)
+    except RuntimeError as e:
+        pytest.skip("no OpenCL device: %s" % e)
+    assert d.passed, str(d)
+    broken = lt.check_op(lt.opencl_leaky_relu(cores=8, tile_elems=256, fault="select-missing"), **SPLIT)
+    assert broken.kinds() == ["select_missing"], str(broken)
+    remainder = lt.check_op(lt.opencl_leaky_relu(cores=8, tile_elems=256, fault="remainder-dropped"),
+                            **SPLIT)
+    assert remainder.kinds() == ["tail_not_processed"] and remainder.findings[0].core == 7, str(remainder)

@@ -32,6 +32,7 @@ extern "C" const char* leaky_status_string(leaky_status s) {
     case LEAKY_ERROR_UNSUPPORTED: return "unsupported combination";
     case LEAKY_ERROR_SIZE: return "invalid size";
     case LEAKY_ERROR_INTERNAL: return "internal error";
+    case LEAKY_ERROR_DEVICE: return "device error";
   }
   return "unknown status";
 }

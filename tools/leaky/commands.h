@@ -14,6 +14,8 @@ void AddBenchCommand(CLI::App& app, std::function<int()>& run);
 void AddPlanCommand(CLI::App& app, std::function<int()>& run);
 void AddGoldenCommand(CLI::App& app, std::function<int()>& run);
 void AddCheckCommand(CLI::App& app, std::function<int()>& run);
+// The OpenCL backend's commands (device.cc), in builds with OpenCL.
+void AddDeviceCommand(CLI::App& app, std::function<int()>& run);
 // The GAN lab's commands (gan.cc, on the lab library in gan/), in builds
 // with LibTorch.
 void AddGanCommand(CLI::App& app, std::function<int()>& run);

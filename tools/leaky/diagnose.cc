@@ -87,6 +87,10 @@ struct Evidence {
   // The value the slope multiplies: x forward, dy backward.
   double Base(uint64_t i) const { return in.backward ? in.dy.values[i] : in.input.values[i]; }
   bool IsNan(uint64_t i, const Array& a) const { return std::isnan(a.values[i]); }
+  // Same value: equal bits, or both NaN (payloads may differ by device).
+  static bool Same(const Array& a, uint64_t i, const Array& b, uint64_t j) {
+    return a.bits[i] == b.bits[j] || (std::isnan(a.values[i]) && std::isnan(b.values[j]));
+  }
 
   std::vector<uint64_t> Open() const {
     std::vector<uint64_t> open;
@@ -423,6 +427,13 @@ std::optional<Finding> CoreEdge(Evidence& e) {
   std::string list;
   for (uint32_t core : cores) list += (list.empty() ? "" : ", ") + std::to_string(core);
   e.Explain(hit);
+  for (uint64_t i : e.zero_sign) {  // the same fault's zeros of the other sign
+    const Layout::Location at = plan.Locate(i);
+    const uint64_t offset = i - at.core_start, from_end = at.core_start + at.core_length - 1 - i;
+    if (at.inside && cores.count(at.core) && (starts ? offset < width : from_end < width)) {
+      e.explained[i] = 1;
+    }
+  }
   return Finding{"core_edge",
                  std::to_string(hit.size()) + " errors, all within the " +
                      (starts ? "first " : "last ") + std::to_string(width) +
@@ -436,45 +447,102 @@ std::optional<Finding> CoreEdge(Evidence& e) {
                   {"count", hit.size()}}};
 }
 
-// --- a tile that repeats the previous tile's output
+// --- tiles holding another tile's data: an earlier tile's output (a buffer
+// reused before its copy-out finished, or computed before its copy-in) or
+// the next tile's (a copy-in landed in the buffer being computed)
+struct TileMixup {
+  std::vector<std::pair<uint32_t, uint64_t>> tiles;  // (core, tile)
+  std::vector<uint64_t> hit;
+};
+
+template <class SameAs>
+TileMixup FindTiles(const Evidence& e, const std::vector<uint64_t>& open, SameAs same_as) {
+  const Layout& plan = *e.in.plan;
+  std::set<std::pair<uint32_t, uint64_t>> suspects;
+  for (uint64_t i : open) {
+    const Layout::Location at = plan.Locate(i);
+    if (at.inside) suspects.insert({at.core, at.tile});
+  }
+  TileMixup found;
+  for (const auto& [core, tile] : suspects) {
+    uint64_t start, length;
+    plan.TileRange(core, tile, &start, &length);
+    bool zeros = true;
+    for (uint64_t j = 0; j < length && zeros; ++j) zeros = e.in.output.values[start + j] == 0;
+    if (zeros || !same_as(core, tile, start, length)) continue;  // all zeros: a zero block
+    found.tiles.emplace_back(core, tile);
+    for (uint64_t i = start; i < start + length; ++i) {
+      if (!e.explained[i]) found.hit.push_back(i);
+    }
+  }
+  return found;
+}
+
+std::optional<Finding> TileFinding(Evidence& e, const TileMixup& found, const char* kind,
+                                   const std::string& what) {
+  // Whole tiles equal, bit for bit, to another tile's data: evidence enough
+  // on its own, whatever else is wrong elsewhere.
+  if (found.tiles.empty()) return std::nullopt;
+  e.Explain(found.hit);
+  json tiles = json::array();
+  for (const auto& [core, tile] : found.tiles) tiles.push_back({{"core", core}, {"tile", tile}});
+  return Finding{kind,
+                 std::to_string(found.tiles.size()) + " tile(s) hold " + what + ", the first core " +
+                     std::to_string(found.tiles.front().first) + " tile " +
+                     std::to_string(found.tiles.front().second),
+                 {{"tiles", tiles}}};
+}
+
 std::optional<Finding> StaleTile(Evidence& e) {
   if (!e.in.plan) return std::nullopt;
   const Layout& plan = *e.in.plan;
   const std::vector<uint64_t> open = e.Open();
   if (open.empty()) return std::nullopt;
-  std::set<std::pair<uint32_t, uint64_t>> suspects;
-  for (uint64_t i : open) {
-    const Layout::Location at = plan.Locate(i);
-    if (at.inside && at.tile > 0) suspects.insert({at.core, at.tile});
-  }
-  json tiles = json::array();
-  std::vector<uint64_t> hit;
-  for (const auto& [core, tile] : suspects) {
-    uint64_t start, length, previous, previous_length;
-    plan.TileRange(core, tile, &start, &length);
-    plan.TileRange(core, tile - 1, &previous, &previous_length);
-    bool repeats = length <= previous_length;
-    for (uint64_t j = 0; repeats && j < length; ++j) {
-      repeats = e.in.output.bits[start + j] == e.in.output.bits[previous + j];
+  const uint64_t back = std::max<uint32_t>(1, plan.buffers);
+  const TileMixup found = FindTiles(e, open, [&](uint32_t core, uint64_t tile, uint64_t start,
+                                                 uint64_t length) {
+    for (uint64_t k = 1; k <= back && k <= tile; ++k) {
+      uint64_t earlier, earlier_length;
+      plan.TileRange(core, tile - k, &earlier, &earlier_length);
+      // The earlier tile's output as written, or as it should have been
+      // (the data this tile's compute found in the buffer).
+      for (const Array* earlier_data : {&e.in.output, &e.in.golden}) {
+        bool same = length <= earlier_length;
+        for (uint64_t j = 0; same && j < length; ++j) {
+          same = Evidence::Same(e.in.output, start + j, *earlier_data, earlier + j);
+        }
+        if (same) return true;
+      }
     }
-    if (!repeats) continue;
-    tiles.push_back({{"core", core}, {"tile", tile}, {"first", start}});
-    for (uint64_t i = start; i < start + length; ++i) {
-      if (!e.explained[i]) hit.push_back(i);
+    return false;
+  });
+  return TileFinding(e, found, "stale_tile",
+                     "an earlier tile's output (up to " + std::to_string(back) +
+                         " back): a buffer was reused before its copy-out finished, or computed "
+                         "on before its copy-in arrived (wait on the in-queue before the "
+                         "compute; free a buffer only after its copy-out)");
+}
+
+std::optional<Finding> OverwrittenTile(Evidence& e) {
+  if (!e.in.plan) return std::nullopt;
+  const Layout& plan = *e.in.plan;
+  const std::vector<uint64_t> open = e.Open();
+  if (open.empty()) return std::nullopt;
+  const TileMixup found = FindTiles(e, open, [&](uint32_t core, uint64_t tile, uint64_t start,
+                                                 uint64_t length) {
+    if (tile + 1 >= plan.TileCount(core)) return false;
+    uint64_t next, next_length;
+    plan.TileRange(core, tile + 1, &next, &next_length);
+    const uint64_t common = std::min(length, next_length);
+    for (uint64_t j = 0; j < common; ++j) {
+      if (!Evidence::Same(e.in.output, start + j, e.in.golden, next + j)) return false;
     }
-  }
-  uint64_t covered = 0;
-  for (uint64_t i : open) covered += std::binary_search(hit.begin(), hit.end(), i);
-  if (tiles.empty() || covered * 10 < open.size() * 9) return std::nullopt;
-  e.Explain(hit);
-  const json& first = tiles.front();
-  return Finding{"stale_tile",
-                 std::to_string(tiles.size()) + " tile(s) repeat the previous tile's output, "
-                     "the first core " + first["core"].dump() + " tile " + first["tile"].dump() +
-                     " at " + first["first"].dump() + ": a buffer was reused before its "
-                     "copy-out finished (free the buffer only after the copy-out, or wait on the "
-                     "out-queue before the next compute writes it)",
-                 {{"tiles", tiles}}};
+    return true;
+  });
+  return TileFinding(e, found, "overwritten_tile",
+                     "the next tile's result: its copy-in landed in the buffer this tile was "
+                     "computed from (a prefetch with a single buffer, or the slot index of the "
+                     "double buffer wrong)");
 }
 
 // --- runs of errors at a regular stride: a wrong offset per tile or core
@@ -628,10 +696,10 @@ std::optional<Finding> ZeroSign(Evidence& e) {
 
 // Most specific first (kFindingKinds); each explains the elements it
 // accounts for, and later ones look only at what is left.
-constexpr Detector kDetectors[] = {AllZeros,      CoreUntouched, TailNotProcessed, SelectMissing,
-                                   CompareAtZero, SlopeRounded,  F16Underflow,     SlopeMismatch,
-                                   CoreEdge,      StaleTile,     Periodic,         ZeroBlocks,
-                                   UnexpectedNan, LostNan,       ZeroSign};
+constexpr Detector kDetectors[] = {AllZeros,       CoreUntouched, StaleTile,     OverwrittenTile,
+                                   TailNotProcessed, SelectMissing, CompareAtZero, SlopeRounded,
+                                   F16Underflow,   SlopeMismatch, CoreEdge,      ZeroBlocks,
+                                   Periodic,       UnexpectedNan, LostNan,       ZeroSign};
 
 bool IsZero(leaky_dtype dtype, uint64_t bits) {
   const uint64_t sign = uint64_t{1} << (DtypeBytes(dtype) * 8 - 1);

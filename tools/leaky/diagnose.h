@@ -49,10 +49,10 @@ struct CheckResult {
 
 // Every kind a finding can have, most specific first.
 inline constexpr const char* kFindingKinds[] = {
-    "all_zeros",      "core_untouched", "tail_not_processed", "select_missing",
-    "compare_at_zero", "slope_rounded", "f16_underflow",      "slope_mismatch",
-    "core_edge",      "stale_tile",     "periodic",           "zero_block",
-    "unexpected_nan", "lost_nan",       "zero_sign",          "mismatch"};
+    "all_zeros",      "core_untouched", "stale_tile",     "overwritten_tile",
+    "tail_not_processed", "select_missing", "compare_at_zero", "slope_rounded",
+    "f16_underflow",  "slope_mismatch", "core_edge",      "zero_block",
+    "periodic",       "unexpected_nan", "lost_nan",       "zero_sign",      "mismatch"};
 
 // Default tolerance: 0 ulp in every dtype, as the golden is exact (half
 // types computed in f32 and rounded once). `--max-ulp 1` is for a device

@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
   leaky::tools::AddPlanCommand(app, run);
   leaky::tools::AddGoldenCommand(app, run);
   leaky::tools::AddCheckCommand(app, run);
+#ifdef LEAKY_WITH_OPENCL
+  leaky::tools::AddDeviceCommand(app, run);
+#endif
 #ifdef LEAKY_WITH_GAN
   leaky::tools::AddGanCommand(app, run);
   leaky::tools::AddPrecisionCommand(app, run);

@@ -1,0 +1,89 @@
+/* leaky on an OpenCL device: the article's kernel (a work-group per core,
+ * local memory as the unified buffer, double-buffered async copies), planned
+ * on the host into a leaky_device_tiling (leaky/device_tiling.h) that the
+ * kernel reads from device memory. Bit-identical to the CPU library for every
+ * dtype: f16 and bf16 are storage only and computed in f32; f64 needs
+ * cl_khr_fp64. Built when CMake finds OpenCL (LEAKY_HAS_OPENCL in the build).
+ *
+ * Errors as in leaky.h: a status, and leaky_last_error() with the detail (a
+ * kernel build failure carries the build log). Bad arguments are refused
+ * before anything is enqueued; outputs stay untouched on failure.
+ */
+#ifndef LEAKY_OPENCL_H_
+#define LEAKY_OPENCL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "leaky/device_tiling.h"
+#include "leaky/leaky.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A context, an in-order profiling queue and the built kernels on one
+ * device. Not thread-safe: one thread at a time per device. */
+typedef struct leaky_cl_device leaky_cl_device;
+
+/* The faults of the article's troubleshooting table, planted into the
+ * kernel at build time (for testing diagnosis tools; 0 in production). */
+typedef enum leaky_cl_fault {
+  LEAKY_CL_FAULT_NONE = 0,
+  LEAKY_CL_FAULT_COMPUTE_BEFORE_WAIT = 1, /* compute on the buffer before its copy-in */
+  LEAKY_CL_FAULT_REMAINDER_DROPPED = 2,   /* the last core forgets total % cores */
+  LEAKY_CL_FAULT_SLOPE_LAYOUT = 3,        /* the kernel reads the slope at another offset */
+  LEAKY_CL_FAULT_HALF_FLUSH = 4,          /* the product rounded to f16, flushed to zero */
+  LEAKY_CL_FAULT_SINGLE_BUFFER = 5,       /* one buffer, the next copy-in still prefetched */
+  LEAKY_CL_FAULT_SELECT_MISSING = 6,      /* y = slope * x */
+  LEAKY_CL_FAULT_CORE_OFFSET = 7          /* each core's first copy-in 16 elements early */
+} leaky_cl_fault;
+
+typedef struct leaky_cl_options {
+  int32_t device;       /* -1: a GPU if the ICD loader finds one, else the first device;
+                           k >= 0: the k-th device over all platforms */
+  int32_t fault;        /* leaky_cl_fault */
+} leaky_cl_options;
+
+/* Opens a device (null options: device -1, no fault). */
+LEAKY_API leaky_status leaky_cl_open(const leaky_cl_options* options, leaky_cl_device** device);
+LEAKY_API void leaky_cl_close(leaky_cl_device* device);
+/* "platform: device", and whether f64 kernels are available. */
+LEAKY_API const char* leaky_cl_device_name(const leaky_cl_device* device);
+LEAKY_API int leaky_cl_has_f64(const leaky_cl_device* device);
+
+/* The launch: cores work-groups (>= 1), the split (LEAKY_DEVICE_SPLIT_*),
+ * tile_length elements per tile (>= 1; the local buffers must fit the
+ * device's local memory), buffers 1 or 2. */
+typedef struct leaky_cl_plan {
+  uint32_t cores;
+  uint32_t split;
+  uint32_t tile_length;
+  uint32_t buffers;
+} leaky_cl_plan;
+
+/* Device time of the kernel, from profiling events (null: not wanted). */
+typedef struct leaky_cl_profile {
+  double kernel_ns;
+} leaky_cl_profile;
+
+/* y = x > 0 ? x : x * slope over host arrays of n elements (copied to the
+ * device and back; y's prior contents are copied in first, so what a faulty
+ * kernel never writes keeps them). */
+LEAKY_API leaky_status leaky_cl_leaky_relu_forward(leaky_cl_device* device, leaky_dtype dtype,
+                                                   size_t n, const void* x, void* y,
+                                                   double negative_slope,
+                                                   const leaky_cl_plan* plan,
+                                                   leaky_cl_profile* profile);
+/* dx = x > 0 ? dy : dy * slope. */
+LEAKY_API leaky_status leaky_cl_leaky_relu_backward(leaky_cl_device* device, leaky_dtype dtype,
+                                                    size_t n, const void* dy, const void* x,
+                                                    void* dx, double negative_slope,
+                                                    const leaky_cl_plan* plan,
+                                                    leaky_cl_profile* profile);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LEAKY_OPENCL_H_ */

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The device backend end to end from the shell: leaky golden --plan ->
+# leaky device run -> leaky check, clean (PASS) and with each planted fault
+# (FAIL naming the finding); bad arguments exit 2 with one line.
+set -uo pipefail
+leaky=$1 work=$2
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+"$leaky" golden --dtype f16 --dist hard --elems 10007 --out "$work/g" --plan --preset npu --cores 8 \
+  --split even --tile-elems 256 --buffers 2 > /dev/null || fail "golden"
+if ! "$leaky" device run --golden "$work/g" --out "$work/out.bin" > "$work/run.txt" 2>&1; then
+  if grep -q "no platform\|no device" "$work/run.txt"; then
+    echo "SKIPPED: no OpenCL device: $(cat "$work/run.txt")"; exit 77
+  fi
+  cat "$work/run.txt"; fail "device run"
+fi
+"$leaky" check "$work/out.bin" --golden "$work/g" > "$work/check.txt" || { cat "$work/check.txt"; fail "clean kernel"; }
+grep -q "^PASS" "$work/check.txt" || fail "no PASS"
+# fault -> the finding leaky check must name (single-buffer runs with 1 buffer)
+while read -r fault finding buffers; do
+  "$leaky" device run --golden "$work/g" --out "$work/$fault.bin" --fault "$fault" --buffers "$buffers" \
+    > /dev/null 2>&1 || fail "device run --fault $fault"
+  "$leaky" check "$work/$fault.bin" --golden "$work/g" --buffers "$buffers" --split even --cores 8 \
+    --tile-elems 256 --preset npu > "$work/check.txt"
+  [ $? = 1 ] || { cat "$work/check.txt"; fail "$fault: check did not fail"; }
+  grep -q "^- $finding" "$work/check.txt" || { cat "$work/check.txt"; fail "$fault: no $finding"; }
+  echo "$fault -> $(grep '^- ' "$work/check.txt" | cut -c1-160 | tr '\n' ' ')"
+done <<'FAULTS'
+compute-before-wait stale_tile 2
+remainder-dropped tail_not_processed 2
+slope-layout slope_mismatch 2
+half-flush f16_underflow 2
+single-buffer overwritten_tile 1
+select-missing select_missing 2
+core-offset core_edge 2
+FAULTS
+"$leaky" device run --golden "$work/nope" --out "$work/x.bin" > /dev/null 2> "$work/err.txt"
+[ $? = 2 ] || fail "missing golden: not exit 2"
+[ "$(wc -l < "$work/err.txt")" = 1 ] || fail "missing golden: not one line"
+"$leaky" device run --golden "$work/g" --out "$work/x.bin" --tile-elems 16000000 > /dev/null 2> "$work/err.txt"
+[ $? = 2 ] && grep -q "local memory" "$work/err.txt" || { cat "$work/err.txt"; fail "oversized tile not refused"; }
+[ ! -e "$work/x.bin" ] || fail "a refused run wrote its output"
+echo "device CLI: all checks passed"

@@ -1,0 +1,258 @@
+// The OpenCL backend on whatever device the ICD loader finds (PoCL's CPU
+// device here): host and kernel agree on the tiling data's layout; every
+// f16/bf16 pattern x the slopes x both directions, and random f32/f64 with
+// specials at sizes around tile and core boundaries, 1..8 work-groups, 1
+// and 2 buffers, both splits, are bit-identical to the CPU library; bad
+// arguments are refused before anything runs; and each planted fault of the
+// article's troubleshooting table is named by `leaky check`'s diagnosis
+// with its core and tile. No OpenCL platform: every test reports itself
+// skipped, with the reason.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "diagnose.h"
+#include "golden_data.h"
+#include "layout.h"
+#include "leaky/leaky.hpp"
+#include "leaky/opencl.h"
+#include "test_util.h"
+
+namespace leaky::test {
+namespace {
+
+struct Closer {
+  void operator()(leaky_cl_device* d) const { leaky_cl_close(d); }
+};
+using Device = std::unique_ptr<leaky_cl_device, Closer>;
+
+// The device, or a skip saying why there is none.
+Device Open(int fault = LEAKY_CL_FAULT_NONE) {
+  leaky_cl_options options{-1, fault};
+  leaky_cl_device* device = nullptr;
+  const leaky_status status = leaky_cl_open(&options, &device);
+  if (status != LEAKY_OK) {
+    EXPECT_EQ(status, LEAKY_ERROR_DEVICE) << leaky_last_error();
+    return nullptr;
+  }
+  return Device(device);
+}
+#define OPEN_OR_SKIP(name, ...)                                              \
+  Device name = Open(__VA_ARGS__);                                           \
+  if (!name) GTEST_SKIP() << "no OpenCL device: " << leaky_last_error()
+
+template <class T>
+std::vector<T> Cpu(const std::vector<T>& x, const std::vector<T>* dy, double slope) {
+  std::vector<T> out(x.size());
+  const leaky_options one{1, 0, nullptr};
+  if (dy == nullptr) {
+    EXPECT_EQ(leaky_relu_forward(dtype_of<T>(), x.size(), x.data(), out.data(), slope, &one), LEAKY_OK);
+  } else {
+    EXPECT_EQ(leaky_relu_backward(dtype_of<T>(), x.size(), dy->data(), x.data(), 0, out.data(), slope, &one),
+              LEAKY_OK);
+  }
+  return out;
+}
+
+template <class T>
+void ExpectSame(leaky_cl_device* device, const std::vector<T>& x, const std::vector<T>* dy,
+                double slope, const leaky_cl_plan& plan) {
+  const std::vector<T> expected = Cpu<T>(x, dy, slope);
+  std::vector<T> out(x.size(), T(0));
+  const leaky_status status =
+      dy == nullptr ? leaky_cl_leaky_relu_forward(device, dtype_of<T>(), x.size(), x.data(),
+                                                  out.data(), slope, &plan, nullptr)
+                    : leaky_cl_leaky_relu_backward(device, dtype_of<T>(), x.size(), dy->data(),
+                                                   x.data(), out.data(), slope, &plan, nullptr);
+  ASSERT_EQ(status, LEAKY_OK) << leaky_last_error();
+  const long bad = FirstMismatch(out.data(), expected.data(), x.size());
+  ASSERT_EQ(bad, -1) << "n " << x.size() << ", slope " << slope << ", cores " << plan.cores
+                     << ", tile " << plan.tile_length << ", buffers " << plan.buffers << ", split "
+                     << plan.split << (dy ? ", backward" : ", forward") << ": element " << bad
+                     << " is " << Hex(out[bad]) << ", the CPU library gives " << Hex(expected[bad]);
+}
+
+TEST(OpenCl, OpensAndAgreesOnTheTilingLayout) {
+  OPEN_OR_SKIP(device);
+  // leaky_cl_open ran the layout probe; say which device this is.
+  std::printf("[ device   ] %s, f64 %s\n", leaky_cl_device_name(device.get()),
+              leaky_cl_has_f64(device.get()) ? "yes" : "no");
+  EXPECT_NE(std::string(leaky_cl_device_name(device.get())), "");
+}
+
+template <class T>
+void EveryHalfPattern(leaky_cl_device* device) {
+  std::vector<T> x(65536), dy(65536);
+  for (uint32_t i = 0; i < 65536; ++i) {
+    x[i] = T::from_bits(static_cast<uint16_t>(i));
+    dy[i] = T::from_bits(static_cast<uint16_t>(i * 40503u));  // every pattern again, shuffled
+  }
+  const leaky_cl_plan plan{8, LEAKY_DEVICE_SPLIT_EVEN, 4096, 2};
+  for (double slope : kSlopes) {
+    ExpectSame<T>(device, x, nullptr, slope, plan);
+    ExpectSame(device, x, &dy, slope, plan);
+  }
+}
+
+TEST(OpenCl, EveryFloat16PatternAndSlope) {
+  OPEN_OR_SKIP(device);
+  EveryHalfPattern<float16>(device.get());
+}
+TEST(OpenCl, EveryBFloat16PatternAndSlope) {
+  OPEN_OR_SKIP(device);
+  EveryHalfPattern<bfloat16>(device.get());
+}
+
+template <class T>
+void RandomAndBoundaries(leaky_cl_device* device) {
+  std::vector<T> specials;
+  if constexpr (sizeof(T) == 4) {
+    for (float v : SpecialFloats()) specials.push_back(v);
+  } else {
+    for (double v : SpecialDoubles()) specials.push_back(v);
+  }
+  for (size_t n : {size_t{1}, size_t{7}, size_t{255}, size_t{256}, size_t{257}, size_t{4095},
+                   size_t{4097}, size_t{10007}, size_t{65537}}) {
+    std::vector<T> x = RandomWithSpecials<T>(n, static_cast<uint32_t>(n));
+    std::vector<T> dy = RandomWithSpecials<T>(n, static_cast<uint32_t>(n + 1));
+    for (size_t i = 0; i < specials.size() && i < n; ++i) x[(i * 7919) % n] = specials[i];
+    for (uint32_t cores : {1u, 3u, 8u}) {
+      for (uint32_t buffers : {1u, 2u}) {
+        for (uint32_t split : {0u, 1u}) {
+          const leaky_cl_plan plan{cores, split, n > 4096 ? 4096u : 256u, buffers};
+          ExpectSame<T>(device, x, nullptr, 0.2, plan);
+          ExpectSame(device, x, &dy, -0.5, plan);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST(OpenCl, RandomFloat32WithSpecialsAtBoundaries) {
+  OPEN_OR_SKIP(device);
+  RandomAndBoundaries<float>(device.get());
+}
+TEST(OpenCl, RandomFloat64WithSpecialsAtBoundaries) {
+  OPEN_OR_SKIP(device);
+  if (!leaky_cl_has_f64(device.get())) GTEST_SKIP() << "no cl_khr_fp64 on this device";
+  RandomAndBoundaries<double>(device.get());
+}
+
+TEST(OpenCl, BadArgumentsAreRefusedBeforeAnythingRuns) {
+  OPEN_OR_SKIP(device);
+  std::vector<float> x(100, -1.0f), y(100, 7.0f);
+  leaky_cl_plan plan{8, 0, 256, 2};
+  auto forward = [&](leaky_dtype dtype, const leaky_cl_plan* p, double slope = 0.2) {
+    return leaky_cl_leaky_relu_forward(device.get(), dtype, x.size(), x.data(), y.data(), slope, p, nullptr);
+  };
+  EXPECT_EQ(forward(LEAKY_F32, nullptr), LEAKY_ERROR_NULL_POINTER);
+  EXPECT_EQ(forward(static_cast<leaky_dtype>(9), &plan), LEAKY_ERROR_INVALID_DTYPE);
+  EXPECT_EQ(forward(LEAKY_F32, &plan, NAN), LEAKY_ERROR_INVALID_PARAMETER);
+  for (leaky_cl_plan bad : {leaky_cl_plan{0, 0, 256, 2}, leaky_cl_plan{8, 0, 0, 2},
+                            leaky_cl_plan{8, 0, 256, 3}, leaky_cl_plan{8, 5, 256, 2},
+                            leaky_cl_plan{8, 0, 1u << 30, 2}}) {
+    EXPECT_EQ(forward(LEAKY_F32, &bad), LEAKY_ERROR_INVALID_OPTIONS) << leaky_last_error();
+    EXPECT_EQ(std::string(leaky_last_error()).find('\n'), std::string::npos);
+  }
+  EXPECT_EQ(leaky_cl_leaky_relu_backward(device.get(), LEAKY_F32, 100, x.data(), nullptr, y.data(),
+                                         0.2, &plan, nullptr),
+            LEAKY_ERROR_NULL_POINTER);
+  for (float v : y) ASSERT_EQ(v, 7.0f) << "an output was touched";
+  leaky_cl_options unknown{-1, 99};
+  leaky_cl_device* none = nullptr;
+  EXPECT_EQ(leaky_cl_open(&unknown, &none), LEAKY_ERROR_INVALID_OPTIONS);
+  leaky_cl_options missing{1000, 0};
+  EXPECT_EQ(leaky_cl_open(&missing, &none), LEAKY_ERROR_INVALID_OPTIONS);
+  EXPECT_EQ(none, nullptr);
+}
+
+// --- the article's faults, planted into the device kernel and diagnosed
+
+struct Planted {
+  int fault;
+  uint32_t buffers;
+  std::set<std::string> kinds;  // what the diagnosis must say, exactly
+};
+
+tools::CheckResult RunFault(leaky_cl_device* device, const Planted& p, tools::Layout* layout) {
+  tools::GoldenDescription d;
+  d.dtype = LEAKY_F16;
+  d.elements = 10007;
+  d.shape = {d.elements};
+  d.negative_slope = 0.2;
+  d.distribution = "hard";
+  d.seed = 5;
+  const tools::GoldenArrays a = tools::MakeGolden(d);
+  std::vector<uint16_t> x(a.x.begin(), a.x.end()), out(x.size(), 0);
+  const leaky_cl_plan plan{8, LEAKY_DEVICE_SPLIT_EVEN, 256, p.buffers};
+  EXPECT_EQ(leaky_cl_leaky_relu_forward(device, LEAKY_F16, x.size(), x.data(), out.data(), 0.2,
+                                        &plan, nullptr),
+            LEAKY_OK)
+      << leaky_last_error();
+  tools::PlanOptions options;
+  options.preset = "npu";
+  options.cores = 8;
+  options.split = "even";
+  options.tile_elems = 256;
+  options.buffers = p.buffers;
+  *layout = tools::MakeLayout(options, LEAKY_F16, d.elements);
+  tools::CheckInput in;
+  in.dtype = LEAKY_F16;
+  in.negative_slope = 0.2;
+  auto array = [&](const std::vector<uint64_t>& bits) {
+    return tools::DecodeArray("x", tools::ToBytes(LEAKY_F16, bits), LEAKY_F16, bits.size());
+  };
+  in.input = array(a.x);
+  in.golden = array(a.golden);
+  in.output = array(std::vector<uint64_t>(out.begin(), out.end()));
+  in.plan = *layout;
+  return tools::Diagnose(in);
+}
+
+TEST(OpenCl, EveryPlantedFaultIsNamed) {
+  const Planted faults[] = {
+      {LEAKY_CL_FAULT_COMPUTE_BEFORE_WAIT, 2, {"zero_block", "stale_tile"}},
+      {LEAKY_CL_FAULT_REMAINDER_DROPPED, 2, {"tail_not_processed"}},
+      {LEAKY_CL_FAULT_SLOPE_LAYOUT, 2, {"slope_mismatch"}},
+      {LEAKY_CL_FAULT_HALF_FLUSH, 2, {"f16_underflow"}},
+      {LEAKY_CL_FAULT_SINGLE_BUFFER, 1, {"overwritten_tile"}},
+      {LEAKY_CL_FAULT_SELECT_MISSING, 2, {"select_missing"}},
+      {LEAKY_CL_FAULT_CORE_OFFSET, 2, {"core_edge"}},
+  };
+  for (const Planted& p : faults) {
+    OPEN_OR_SKIP(device, p.fault);
+    tools::Layout layout;
+    const tools::CheckResult r = RunFault(device.get(), p, &layout);
+    std::set<std::string> kinds;
+    std::string messages;
+    for (const tools::Finding& f : r.findings) {
+      kinds.insert(f.kind);
+      messages += "\n  " + f.kind + ": " + f.message;
+    }
+    EXPECT_FALSE(r.pass) << "fault " << p.fault;
+    EXPECT_EQ(kinds, p.kinds) << "fault " << p.fault << messages;
+    std::printf("[ fault %d  ]%s\n", p.fault, messages.c_str());
+    for (const tools::Finding& f : r.findings) {
+      if (f.kind == "tail_not_processed") {
+        EXPECT_EQ(f.details["core"].get<uint32_t>(), 7u);
+        EXPECT_EQ(f.details["index"].get<uint64_t>(), 8u * (10007 / 8));
+      }
+      if (f.kind == "stale_tile") EXPECT_EQ(f.details["tiles"][0]["tile"].get<uint64_t>(), 2u);
+      if (f.kind == "zero_block") {  // the first two tiles of every core: nothing copied in yet
+        EXPECT_EQ(f.details["blocks"].size(), 8u);
+        EXPECT_EQ(f.details["blocks"][0]["first"].get<uint64_t>(), 0u);
+        EXPECT_EQ(f.details["blocks"][0]["last"].get<uint64_t>(), 511u);
+      }
+      if (f.kind == "overwritten_tile") EXPECT_EQ(f.details["tiles"][0]["tile"].get<uint64_t>(), 0u);
+      if (f.kind == "core_edge") EXPECT_EQ(f.details["edge"].get<std::string>(), "start");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace leaky::test

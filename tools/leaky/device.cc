@@ -1,0 +1,218 @@
+// `leaky device`: the OpenCL backend from the shell.
+//   leaky device run --golden DIR --out FILE   the device kernel on a golden's
+//       input (in the split golden.json recorded, or --cores/--split/
+//       --tile-elems/--buffers), so `leaky check FILE --golden DIR` checks it
+//       end to end; --fault NAME plants a troubleshooting-table fault.
+//   leaky device bench --golden DIR            kernel time from profiling
+//       events for 1 and 2 buffers beside `leaky plan --timeline`'s model, and
+//       the CPU library on the same data in the same run.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "golden_io.h"
+#include "layout.h"
+#include "leaky/opencl.h"
+#include "plan_options.h"
+#include "timeline.h"
+
+namespace leaky::tools {
+namespace {
+
+const std::map<std::string, int> kFaults = {
+    {"none", LEAKY_CL_FAULT_NONE},
+    {"compute-before-wait", LEAKY_CL_FAULT_COMPUTE_BEFORE_WAIT},
+    {"remainder-dropped", LEAKY_CL_FAULT_REMAINDER_DROPPED},
+    {"slope-layout", LEAKY_CL_FAULT_SLOPE_LAYOUT},
+    {"half-flush", LEAKY_CL_FAULT_HALF_FLUSH},
+    {"single-buffer", LEAKY_CL_FAULT_SINGLE_BUFFER},
+    {"select-missing", LEAKY_CL_FAULT_SELECT_MISSING},
+    {"core-offset", LEAKY_CL_FAULT_CORE_OFFSET},
+};
+
+struct DeviceSettings {
+  std::string golden_dir, out;
+  int device = -1;
+  std::string fault = "none";
+  uint32_t cores = 0, tile_elems = 0, buffers = 0;
+  std::string split;
+  int repeats = 9;
+};
+
+struct Loaded {
+  GoldenDescription d;
+  std::vector<uint8_t> input, dy;
+  leaky_cl_plan plan{};
+};
+
+Loaded Load(const DeviceSettings& s) {
+  Loaded l;
+  const std::filesystem::path dir(s.golden_dir);
+  const std::vector<uint8_t> text = ReadFile((dir / "golden.json").string(), 1 << 20);
+  l.d = DescriptionFromJson(std::string(text.begin(), text.end()));
+  const uint64_t bytes = l.d.elements * DtypeBytes(l.d.dtype);
+  l.input = ReadFile((dir / "input.bin").string(), bytes);
+  if (l.input.size() != bytes) throw GoldenError("input.bin is not " + std::to_string(bytes) + " bytes");
+  if (l.d.op == "leaky_relu_backward") {
+    l.dy = ReadFile((dir / "dy.bin").string(), bytes);
+    if (l.dy.size() != bytes) throw GoldenError("dy.bin is not " + std::to_string(bytes) + " bytes");
+  }
+  // The split: golden.json's recorded plan, then the flags given here.
+  PlanOptions plan;
+  plan.split = "even";
+  plan.cores = 8;
+  plan.tile_elems = 4096;
+  plan.buffers = 2;
+  if (!l.d.plan.is_null()) plan = PlanOptions::FromJson(l.d.plan);
+  if (s.cores) plan.cores = s.cores;
+  if (!s.split.empty()) plan.split = s.split;
+  if (s.tile_elems) plan.tile_elems = s.tile_elems;
+  if (s.buffers) plan.buffers = s.buffers;
+  if (plan.split != "even" && plan.split != "balanced") {
+    throw std::invalid_argument("the device kernel splits even or balanced, not " + plan.split);
+  }
+  if (plan.cores == 0 || plan.tile_elems == 0 || plan.tile_elems > UINT32_MAX) {
+    throw std::invalid_argument("the device kernel needs --cores and --tile-elems (1 .. 2^32)");
+  }
+  l.plan = {plan.cores, plan.split == "even" ? 0u + LEAKY_DEVICE_SPLIT_EVEN : 0u + LEAKY_DEVICE_SPLIT_BALANCED,
+            static_cast<uint32_t>(plan.tile_elems), plan.buffers == 0 ? 2u : plan.buffers};
+  return l;
+}
+
+struct Closer {
+  void operator()(leaky_cl_device* d) const { leaky_cl_close(d); }
+};
+using Device = std::unique_ptr<leaky_cl_device, Closer>;
+
+Device Open(const DeviceSettings& s, int fault) {
+  leaky_cl_options options{s.device, fault};
+  leaky_cl_device* device = nullptr;
+  if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+  return Device(device);
+}
+
+leaky_status Launch(leaky_cl_device* device, const Loaded& l, const leaky_cl_plan& plan,
+                    std::vector<uint8_t>& out, leaky_cl_profile* profile) {
+  if (l.d.op == "leaky_relu_backward") {
+    return leaky_cl_leaky_relu_backward(device, l.d.dtype, l.d.elements, l.dy.data(), l.input.data(),
+                                        out.data(), l.d.negative_slope, &plan, profile);
+  }
+  return leaky_cl_leaky_relu_forward(device, l.d.dtype, l.d.elements, l.input.data(), out.data(),
+                                     l.d.negative_slope, &plan, profile);
+}
+
+int RunDevice(const DeviceSettings& s) {
+  const Loaded l = Load(s);
+  Device device = Open(s, kFaults.at(s.fault));
+  std::vector<uint8_t> out(l.input.size(), 0);  // what a kernel never writes stays 0
+  leaky_cl_profile profile{};
+  if (Launch(device.get(), l, l.plan, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+  WriteFile(s.out, out.data(), out.size());
+  std::printf("%s: %llu %s elements on %u work-groups (%s split, %u-element tiles, %u buffer(s)%s) "
+              "in %.0f us -> %s\n",
+              leaky_cl_device_name(device.get()), static_cast<unsigned long long>(l.d.elements),
+              DtypeName(l.d.dtype), l.plan.cores, l.plan.split ? "balanced" : "even",
+              l.plan.tile_length, l.plan.buffers,
+              s.fault == "none" ? "" : (", fault " + s.fault).c_str(), profile.kernel_ns / 1e3,
+              s.out.c_str());
+  return 0;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int BenchDevice(const DeviceSettings& s) {
+  const Loaded l = Load(s);
+  Device device = Open(s, LEAKY_CL_FAULT_NONE);
+  std::vector<uint8_t> out(l.input.size(), 0);
+  std::printf("%s, %llu %s elements, %u work-groups, %u-element tiles, medians of %d\n",
+              leaky_cl_device_name(device.get()), static_cast<unsigned long long>(l.d.elements),
+              DtypeName(l.d.dtype), l.plan.cores, l.plan.tile_length, s.repeats);
+  // The model of the same launch (`leaky plan --timeline`'s, npu example rates).
+  PlanOptions options;
+  options.preset = "npu";
+  options.cores = l.plan.cores;
+  options.split = l.plan.split ? "balanced" : "even";
+  options.tile_elems = l.plan.tile_length;
+  options.op = l.d.op == "leaky_relu_backward" ? "backward" : "forward";
+  const Layout layout = MakeLayout(options, l.d.dtype, l.d.elements);
+  std::map<uint32_t, double> measured;
+  for (uint32_t buffers : {1u, 2u}) {
+    leaky_cl_plan plan = l.plan;
+    plan.buffers = buffers;
+    std::vector<double> kernel_us;
+    for (int r = 0; r < s.repeats; ++r) {
+      leaky_cl_profile profile{};
+      if (Launch(device.get(), l, plan, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+      kernel_us.push_back(profile.kernel_ns / 1e3);
+    }
+    measured[buffers] = Median(kernel_us);
+    const Timeline model = ModelTimeline(layout, buffers, 32.0, 64.0);
+    std::printf("  %u buffer(s): kernel %.1f us measured; model %.1f us\n", buffers,
+                measured[buffers], model.makespan / 1e3);
+  }
+  std::printf("  2 over 1 buffer: %.2fx measured, %.2fx modelled\n", measured[1] / measured[2],
+              ModelTimeline(layout, 1, 32.0, 64.0).makespan / ModelTimeline(layout, 2, 32.0, 64.0).makespan);
+  // The CPU library on the same data, same run.
+  std::vector<double> cpu_us;
+  const leaky_options cpu_options{0, -1, nullptr};
+  for (int r = 0; r < s.repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    const leaky_status status =
+        l.d.op == "leaky_relu_backward"
+            ? leaky_relu_backward(l.d.dtype, l.d.elements, l.dy.data(), l.input.data(), 0, out.data(),
+                                  l.d.negative_slope, &cpu_options)
+            : leaky_relu_forward(l.d.dtype, l.d.elements, l.input.data(), out.data(),
+                                 l.d.negative_slope, &cpu_options);
+    if (status != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+    cpu_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::printf("  CPU library (%s, all cores): %.1f us; device kernel with 2 buffers / CPU: %.1fx\n",
+              leaky_simd_target(), Median(cpu_us), measured[2] / Median(cpu_us));
+  return 0;
+}
+
+void AddSplitOptions(CLI::App* command, DeviceSettings& s) {
+  command->add_option("--golden", s.golden_dir, "Directory written by `leaky golden`")->required();
+  command->add_option("--device", s.device, "OpenCL device index over all platforms (-1: a GPU if "
+                                            "any, else the first)")
+      ->check(CLI::Range(-1, 1 << 20));
+  command->add_option("--cores", s.cores, "Work-groups (default: golden.json's plan, else 8)")
+      ->check(CLI::Range(1u, 65536u));
+  command->add_option("--split", s.split, "even or balanced")->check(CLI::IsMember({"even", "balanced"}));
+  command->add_option("--tile-elems", s.tile_elems, "Elements per tile (default 4096)")
+      ->check(CLI::Range(1u, 1u << 24));
+  command->add_option("--buffers", s.buffers, "1 or 2 local buffers")->check(CLI::Range(1u, 2u));
+}
+
+}  // namespace
+
+void AddDeviceCommand(CLI::App& app, std::function<int()>& run) {
+  auto* device = app.add_subcommand("device", "The OpenCL device backend (run, bench)");
+  device->require_subcommand(1);
+  auto s = std::make_shared<DeviceSettings>();
+  auto* run_command = device->add_subcommand("run", "Run the device kernel on a golden's input");
+  AddSplitOptions(run_command, *s);
+  run_command->add_option("--out", s->out, "The output file, for `leaky check`")->required();
+  std::vector<std::string> names;
+  for (const auto& [name, code] : kFaults) names.push_back(name);
+  run_command->add_option("--fault", s->fault, "Plant a troubleshooting-table fault")
+      ->check(CLI::IsMember(names));
+  run_command->callback([&run, s] { run = [s] { return RunDevice(*s); }; });
+  auto b = std::make_shared<DeviceSettings>();
+  auto* bench_command = device->add_subcommand("bench", "Kernel time for 1 and 2 buffers, the "
+                                               "model's, and the CPU library's");
+  AddSplitOptions(bench_command, *b);
+  bench_command->add_option("--repeats", b->repeats)->check(CLI::Range(1, 1000));
+  bench_command->callback([&run, b] { run = [b] { return BenchDevice(*b); }; });
+}
+
+}  // namespace leaky::tools
