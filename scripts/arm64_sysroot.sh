@@ -30,7 +30,12 @@ apt_opts=(
 )
 echo "arm64 sysroot: fetching ${packages[*]}"
 apt-get "${apt_opts[@]}" update
-(cd "$apt_dir/debs" && apt-get "${apt_opts[@]}" download "${packages[@]/%/:arm64}")
+for package in "${packages[@]}"; do
+  if ! (cd "$apt_dir/debs" && apt-get "${apt_opts[@]}" download "$package:arm64" 2> "$apt_dir/error.txt"); then
+    echo "arm64 sysroot: could not fetch $package:arm64 ($(tail -n 1 "$apt_dir/error.txt"))" >&2
+    exit 1
+  fi
+done
 for deb in "$apt_dir"/debs/*.deb; do dpkg -x "$deb" "$root"; done
 # Absolute symlinks inside the packages point at the host's /usr: make them
 # relative to the sysroot.

@@ -36,17 +36,6 @@ json CheckResult::ToJson() const {
 
 namespace {
 
-// A value rounded to `dtype`, as its bit pattern.
-uint64_t Encode(leaky_dtype dtype, double v) {
-  switch (dtype) {
-    case LEAKY_F32: return std::bit_cast<uint32_t>(static_cast<float>(v));
-    case LEAKY_F64: return std::bit_cast<uint64_t>(v);
-    case LEAKY_F16: return float16(static_cast<float>(v)).bits;
-    case LEAKY_BF16: return bfloat16(static_cast<float>(v)).bits;
-  }
-  return 0;
-}
-
 std::string Number(double v) {
   if (v == 0) return "0";  // never "-0" in a message
   char text[64];
@@ -261,7 +250,7 @@ std::optional<Finding> SelectMissing(Evidence& e) {
   for (uint64_t i : open) {
     if (e.NegativeSide(i)) continue;
     // slope * x rounded once, give or take the kernel's own rounding.
-    const uint64_t expected = Encode(e.in.dtype, slope * e.Base(i));
+    const uint64_t expected = FromDouble(e.in.dtype, slope * e.Base(i));
     if (UlpDistance(e.in.dtype, expected, e.in.output.bits[i]) <= 1) scaled.push_back(i);
   }
   if (scaled.empty() || scaled.size() * 10 < open.size() * 9) return std::nullopt;

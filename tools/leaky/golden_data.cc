@@ -41,22 +41,12 @@ class Distribution {
 
   // One stored bit pattern of `dtype`.
   uint64_t Next(leaky_dtype dtype) {
-    if (kind_ == "uniform") return Encode(dtype, std::uniform_real_distribution<double>(a_, b_)(rng_));
-    if (kind_ == "normal") return Encode(dtype, std::normal_distribution<double>(a_, b_)(rng_));
+    if (kind_ == "uniform") return FromDouble(dtype, std::uniform_real_distribution<double>(a_, b_)(rng_));
+    if (kind_ == "normal") return FromDouble(dtype, std::normal_distribution<double>(a_, b_)(rng_));
     return HardBits(dtype);
   }
 
  private:
-  static uint64_t Encode(leaky_dtype dtype, double v) {
-    switch (dtype) {
-      case LEAKY_F32: return std::bit_cast<uint32_t>(static_cast<float>(v));
-      case LEAKY_F64: return std::bit_cast<uint64_t>(v);
-      case LEAKY_F16: return float16(static_cast<float>(v)).bits;
-      case LEAKY_BF16: return bfloat16(static_cast<float>(v)).bits;
-    }
-    return 0;
-  }
-
   // The cases that break device kernels: subnormals, values whose product
   // with a slope underflows in f16, signed zeros, infinities, NaNs, extremes.
   uint64_t HardBits(leaky_dtype dtype) {
@@ -65,15 +55,15 @@ class Distribution {
     const bool negative = unit(rng_) < 0.6;
     const double sign = negative ? -1.0 : 1.0;
     switch (pick(rng_)) {
-      case 0: return Encode(dtype, sign * 0.0);
-      case 1: return Encode(dtype, sign * INFINITY);
-      case 2: return Encode(dtype, NAN) | (negative ? uint64_t{1} << (DtypeBytes(dtype) * 8 - 1) : 0);
+      case 0: return FromDouble(dtype, sign * 0.0);
+      case 1: return FromDouble(dtype, sign * INFINITY);
+      case 2: return FromDouble(dtype, NAN) | (negative ? uint64_t{1} << (DtypeBytes(dtype) * 8 - 1) : 0);
       case 3:  // subnormal of this dtype
-        return Encode(dtype, sign * unit(rng_) * DtypeSmallestNormal(dtype));
+        return FromDouble(dtype, sign * unit(rng_) * DtypeSmallestNormal(dtype));
       case 4:  // tiny f16 normals: x * 0.2 lands below f16's normal range
-        return Encode(dtype, sign * (1.0 + 3.0 * unit(rng_)) * DtypeSmallestNormal(LEAKY_F16));
-      case 5: return Encode(dtype, sign * LargestFinite(dtype) * (0.5 + 0.5 * unit(rng_)));
-      default: return Encode(dtype, std::normal_distribution<double>(0.0, 2.0)(rng_));
+        return FromDouble(dtype, sign * (1.0 + 3.0 * unit(rng_)) * DtypeSmallestNormal(LEAKY_F16));
+      case 5: return FromDouble(dtype, sign * LargestFinite(dtype) * (0.5 + 0.5 * unit(rng_)));
+      default: return FromDouble(dtype, std::normal_distribution<double>(0.0, 2.0)(rng_));
     }
   }
   static double LargestFinite(leaky_dtype d) {

@@ -116,6 +116,16 @@ double ToDouble(leaky_dtype dtype, uint64_t bits) {
   return NAN;
 }
 
+uint64_t FromDouble(leaky_dtype dtype, double value) {
+  switch (dtype) {
+    case LEAKY_F32: return std::bit_cast<uint32_t>(static_cast<float>(value));
+    case LEAKY_F64: return std::bit_cast<uint64_t>(value);
+    case LEAKY_F16: return float16(static_cast<float>(value)).bits;
+    case LEAKY_BF16: return bfloat16(static_cast<float>(value)).bits;
+  }
+  return 0;
+}
+
 bool IsNanBits(leaky_dtype dtype, uint64_t bits) { return std::isnan(ToDouble(dtype, bits)); }
 
 uint64_t UlpDistance(leaky_dtype dtype, uint64_t a, uint64_t b) {

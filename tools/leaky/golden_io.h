@@ -59,8 +59,10 @@ Array DecodeArray(const std::string& what, const std::vector<uint8_t>& bytes, le
 std::vector<uint8_t> ReadFile(const std::string& path, uint64_t max_bytes);  // throws GoldenError
 void WriteFile(const std::string& path, const void* data, size_t bytes);     // throws GoldenError
 
-// Bits -> value for one element.
+// Bits -> value for one element, and a value rounded (to nearest) to
+// `dtype`'s bit pattern.
 double ToDouble(leaky_dtype dtype, uint64_t bits);
+uint64_t FromDouble(leaky_dtype dtype, double value);
 // Distance in units in the last place between two patterns of `dtype`
 // (NaN handled by the caller); 0 and -0 are 0 apart.
 uint64_t UlpDistance(leaky_dtype dtype, uint64_t a, uint64_t b);
