@@ -196,14 +196,19 @@ HWY_INLINE void StoreBits(const uint64_t* bits, uint64_t first, size_t count, ui
   }
 }
 
-// Bits [first, first + count) of a mask, count <= 57, as the low bits.
+// Bits [first, first + count) of a mask, count <= 64 (a 2048-bit SVE
+// vector of f32 is 64 lanes), as the low bits.
 HWY_INLINE uint64_t LoadBits(const uint8_t* mask, uint64_t first, size_t count) {
   const uint64_t first_byte = first / 8, last_byte = (first + count - 1) / 8;
+  const unsigned shift = static_cast<unsigned>(first % 8);
   uint64_t window = 0;
-  for (uint64_t b = first_byte; b <= last_byte; ++b) {
+  for (uint64_t b = first_byte; b <= last_byte && b - first_byte < 8; ++b) {
     window |= uint64_t{mask[b]} << (8 * (b - first_byte));
   }
-  return (window >> (first % 8)) & ((uint64_t{1} << count) - 1);
+  uint64_t bits = window >> shift;
+  // A ninth byte, when 64 bits start mid-byte.
+  if (last_byte - first_byte == 8) bits |= uint64_t{mask[last_byte]} << (64 - shift);
+  return count >= 64 ? bits : bits & ((uint64_t{1} << count) - 1);
 }
 
 // The op as a Highway mask over the lanes of d, from the low bits of `bits`.

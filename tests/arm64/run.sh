@@ -16,13 +16,14 @@ cpus=(
   "sve2048|max,sve2048=on,sve-default-vector-length=256|SVE2,SVE,NEON|2048"
 )
 # quick: every f16/bf16 pattern (and the FTZ cases, the FP guard, the
-# Philox stream and the family) on NEON and on SVE at 256 and 2048 bits, and
-# the quick size sweep on 256-bit SVE with its two SVE targets.
+# Philox stream and the family) on NEON and on SVE at 256 and 2048 bits, the
+# quick size sweep on 256-bit SVE, and the indexed kernels (random streams,
+# mask bits: 64 f32 lanes per vector) on 2048-bit SVE.
 quick_tests='^(Targets|Codecs|Conversions|ExhaustiveHalf|RandomWide|Executor|ThreadPool|Family|BiasAct|BiasActDropout|Philox|Rrelu|Prelu|EluAccuracy)[.]'
 declare -A quick_filter=(
   [neon]="$quick_tests"
   [sve256]="$quick_tests|^KernelSizes[.]leaky_relu_(forward|backward)_Codec(F16|F32)\$"
-  [sve2048]="$quick_tests"
+  [sve2048]="$quick_tests|^IndexedKernelSizes[.]"
 )
 status=0
 for entry in "${cpus[@]}"; do
