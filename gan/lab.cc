@@ -10,9 +10,9 @@
 #include <fstream>
 
 #include "data.h"
+#include "merge.h"
 #include "metrics.h"
 #include "outputs.h"
-#include "precision.h"
 #include "summary.h"
 #include "train.h"
 
@@ -27,8 +27,6 @@ using json = nlohmann::json;
 // grid noise.
 constexpr uint64_t kRealDigitsPickSeed = 7;
 constexpr uint64_t kFixedGridNoiseSeed = 2024;
-// The slope of the precision table when no layer 2 is LeakyReLU.
-constexpr double kPrecisionFallbackSlope = 0.2;
 
 double Seconds(Clock::time_point from) {
   return std::chrono::duration<double>(Clock::now() - from).count();
@@ -73,24 +71,56 @@ Classifier LoadClassifier(const LabConfig& config, const Digits& digits) {
   return classifier;
 }
 
-// The progress line on stderr: run, variant, seed, a bar, rate and ETA.
+// Progress on stderr: on a terminal one line updated in place (run,
+// variant, seed, a bar, rate, ETA); elsewhere (CI, a log file, Slurm's
+// output, a --jobs worker's pipe) a plain line at most every tenth of a run.
 struct Progress {
   int run_index, run_count;
   Clock::time_point started;
   double done_steps = 0, total_steps = 0;
+  int last_step = 0, last_tenth = 0;  // of the current run
+
+  void NextRun() {
+    ++run_index;
+    last_step = last_tenth = 0;
+  }
 
   void Logged(const LabConfig& c, const Variant& v, int seed, int step) {
-    done_steps += c.log_every;
+    done_steps += step - last_step;
+    last_step = step;
     const double rate = done_steps / std::max(Seconds(started), 1e-9);
-    char bar[21];
-    const int filled = 20 * step / c.steps;
-    for (int i = 0; i < 20; ++i) bar[i] = i < filled ? '#' : '.';
-    bar[20] = '\0';
-    std::fprintf(stderr, "\r[%d/%d] %-16s seed %d [%s] step %5d/%d  %6.1f steps/s  ETA %s  ",
-                 run_index, run_count, v.name.c_str(), seed, bar, step, c.steps, rate,
-                 Duration((total_steps - done_steps) / rate).c_str());
+    const std::string eta = Duration((total_steps - done_steps) / rate);
+    if (c.terminal) {
+      char bar[21];
+      const int filled = 20 * step / c.steps;
+      for (int i = 0; i < 20; ++i) bar[i] = i < filled ? '#' : '.';
+      bar[20] = '\0';
+      std::fprintf(stderr, "\r[%d/%d] %-16s seed %d [%s] step %5d/%d  %6.1f steps/s  ETA %s  ",
+                   run_index, run_count, v.name.c_str(), seed, bar, step, c.steps, rate,
+                   eta.c_str());
+      return;
+    }
+    const int tenth = 10 * step / c.steps;
+    if (tenth <= last_tenth) return;
+    last_tenth = tenth;
+    std::fprintf(stderr, "[%d/%d] %s seed %d: step %d/%d (%d%%), %.1f steps/s, ETA %s\n",
+                 run_index, run_count, v.name.c_str(), seed, step, c.steps, 100 * step / c.steps,
+                 rate, eta.c_str());
   }
 };
+
+// FNV-1a over a tensor's bytes: an identity check for the data and the
+// classifier a run measured with (merge refuses runs that differ), not a
+// cryptographic hash.
+std::string Checksum(const torch::Tensor& t) {
+  const torch::Tensor c = t.contiguous();
+  const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = 0; i < c.nbytes(); ++i) h = (h ^ bytes[i]) * 1099511628211ull;
+  char buffer[24];
+  std::snprintf(buffer, sizeof(buffer), "%016llx", static_cast<unsigned long long>(h));
+  return buffer;
+}
 
 LabData LoadLabData(const LabConfig& config) {
   LabData data;
@@ -111,35 +141,6 @@ LabData LoadLabData(const LabConfig& config) {
   return data;
 }
 
-// The precision table, on the layer-2 pre-activations of the first variant
-// (its first seed) whose layer 2 is LeakyReLU, measured at that variant's own
-// slope; else of the first variant, at the base activation's slope
-// (kPrecisionFallbackSlope if that is not LeakyReLU either). Null if no
-// pre-activations were saved.
-json PrecisionTable(const LabConfig& config, const std::filesystem::path& run_dir) {
-  std::string source;
-  double slope = config.base_act.kind == ActivationKind::kLeakyRelu ? config.base_act.slope
-                                                                     : kPrecisionFallbackSlope;
-  for (const Variant& v : config.variants) {
-    const auto path = run_dir / v.name / "preact_layer2.f32";
-    if (!std::filesystem::exists(path)) continue;
-    const ActivationSpec layer2 = LayerActs(config, v)[1];
-    if (source.empty() || layer2.kind == ActivationKind::kLeakyRelu) {
-      source = path.string();
-      if (layer2.kind == ActivationKind::kLeakyRelu) {
-        slope = layer2.slope;
-        break;
-      }
-    }
-  }
-  if (source.empty()) return nullptr;
-  std::ifstream in(source, std::ios::binary | std::ios::ate);
-  std::vector<float> x(static_cast<size_t>(in.tellg()) / sizeof(float));
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
-  return PrecisionJson(MeasurePrecision(x, slope), slope, source);
-}
-
 // Debian's PyTorch calls the system BLAS (OpenBLAS through the
 // alternatives), whose own threads spin and yield between calls and fight
 // PyTorch's intra-op threads for the cores: measured here, a ring8 run spent
@@ -154,68 +155,107 @@ void SingleThreadedBlas() {
 
 }  // namespace
 
+std::vector<RunKey> PlannedRuns(const LabConfig& config) {
+  std::vector<RunKey> runs;
+  for (size_t v = 0; v < config.variants.size(); ++v) {
+    for (int seed = config.first_seed; seed < config.first_seed + config.seeds; ++seed) {
+      runs.push_back({v, seed});
+    }
+  }
+  return runs;
+}
+
+std::vector<RunKey> ShardRuns(const LabConfig& config) {
+  const std::vector<RunKey> all = PlannedRuns(config);
+  std::vector<RunKey> mine;
+  for (size_t i = static_cast<size_t>(config.shard_index - 1); i < all.size();
+       i += static_cast<size_t>(config.shard_count)) {
+    mine.push_back(all[i]);
+  }
+  return mine;
+}
+
 json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
   SingleThreadedBlas();
   if (config.threads > 0) torch::set_num_threads(config.threads);
   const std::filesystem::path run_dir = std::filesystem::path(config.out_dir) / config.name;
   std::filesystem::create_directories(run_dir);
   const LabData data = LoadLabData(config);
+  const int quality_every = config.quality_every > 0 ? config.quality_every
+                                                     : std::max(1, config.steps / 20);
 
-  json variants = json::array();
-  Progress progress{0, static_cast<int>(config.variants.size()) * config.seeds, Clock::now()};
-  progress.total_steps = static_cast<double>(config.steps) * progress.run_count;
-  bool stopped = false;
+  json plan_variants = json::array();
   for (const Variant& v : config.variants) {
-    const std::filesystem::path dir = run_dir / v.name;
-    std::filesystem::remove_all(dir);  // no samples left from an earlier run
-    std::vector<json> finals, histories;
-    for (int seed = config.first_seed; seed < config.first_seed + config.seeds && !stopped; ++seed) {
-      ++progress.run_index;
-      // The run's first seed keeps its sample grids and pre-activations.
-      const bool capture = seed == config.first_seed;
-      const std::optional<TrainedRun> run = TrainRun(
-          config, data, v, seed, capture, [&](int step) { progress.Logged(config, v, seed, step); },
-          stop);
-      if (!run) {
-        stopped = true;
-        break;
-      }
-      WriteRunFiles(config, dir, seed, *run);
-      finals.push_back(FinalOf(config, data, *run));
-      json history = json::array();
-      for (const Row& r : run->rows) history.push_back(RowJson(r));
-      histories.push_back(history);
-    }
-    if (finals.empty()) break;
     json layers = json::array();
     for (const ActivationSpec& a : LayerActs(config, v)) layers.push_back(a.Name());
-    variants.push_back({{"name", v.name},
-                        {"activation", v.act.Name()},
-                        {"d_norm", v.batch_norm ? "batch" : "none"},
-                        {"layer_activations", layers},
-                        {"seeds_completed", static_cast<int>(finals.size())},
-                        {"final", MeanOverSeeds(finals)},
-                        {"per_seed", finals},
-                        {"summary", SummaryOverSeeds(finals)},
-                        {"history", histories}});
-    if (stopped) break;
+    plan_variants.push_back({{"name", v.name},
+                             {"activation", v.act.Name()},
+                             {"d_norm", v.batch_norm ? "batch" : "none"},
+                             {"layer_activations", layers}});
+    std::filesystem::remove_all(run_dir / v.name);  // no files left from an earlier run
   }
-  std::fprintf(stderr, "\n");
-  json result = {{"name", config.name},
-                 {"dataset", config.data == Dataset::kMnist ? "mnist" : "ring8"},
-                 {"steps", config.steps},
-                 {"seeds", config.seeds},
-                 {"first_seed", config.first_seed},
-                 {"batch", config.data == Dataset::kMnist ? config.batch : config.batch * 4},
-                 {"log_every", config.log_every},
-                 {"threads", torch::get_num_threads()},
-                 {"models", DescribeModels(config.data)},
-                 {"base_activation", config.base_act.Name()},
-                 {"stopped_early", stopped},
-                 {"variants", variants}};
-  const json precision = PrecisionTable(config, run_dir);
-  if (!precision.is_null()) result["precision"] = precision;
-  return result;
+  const std::vector<RunKey> runs = ShardRuns(config);
+  Progress progress{0, static_cast<int>(runs.size()), Clock::now()};
+  progress.total_steps = static_cast<double>(config.steps) * progress.run_count;
+  std::vector<json> records;
+  bool stopped = false;
+  for (const RunKey& key : runs) {
+    const Variant& v = config.variants[key.variant];
+    progress.NextRun();
+    // The plan's first seed keeps its sample grids and pre-activations,
+    // whichever shard runs it.
+    const bool capture = key.seed == config.first_seed;
+    json quality = json::array();
+    const std::optional<TrainedRun> run = TrainRun(
+        config, data, v, key.seed, capture, quality_every,
+        [&](int step) { progress.Logged(config, v, key.seed, step); },
+        [&](int step, const torch::Tensor& samples) {
+          json point = SampleQuality(config, data, samples);
+          point["step"] = step;
+          quality.push_back(point);
+        },
+        stop);
+    if (!run) {
+      stopped = true;
+      break;
+    }
+    WriteRunFiles(config, run_dir / v.name, key.seed, *run);
+    json history = json::array();
+    for (const Row& r : run->rows) history.push_back(RowJson(r));
+    records.push_back({{"variant", v.name},
+                       {"seed", key.seed},
+                       {"final", FinalOf(*run, quality.back())},
+                       {"history", history},
+                       {"quality_history", quality}});
+  }
+  if (config.terminal) std::fprintf(stderr, "\n");
+  json meta = {{"name", config.name},
+               {"preset", config.preset},
+               {"lab_version", kLabVersion},
+               {"dataset", config.data == Dataset::kMnist ? "mnist" : "ring8"},
+               {"data_checksum", config.data == Dataset::kMnist
+                                     ? Checksum(data.digits.images) + Checksum(data.digits.labels)
+                                     : "generated"},
+               {"classifier_checksum",
+                config.data == Dataset::kMnist ? Checksum(data.real_features) : "none"},
+               {"steps", config.steps},
+               {"seeds", config.seeds},
+               {"first_seed", config.first_seed},
+               {"batch", config.data == Dataset::kMnist ? config.batch : config.batch * 4},
+               {"log_every", config.log_every},
+               {"quality_every", quality_every},
+               {"samples", config.samples},
+               {"threads", torch::get_num_threads()},
+               {"models", DescribeModels(config.data)},
+               {"base_activation", config.base_act.Name()},
+               {"plan", {{"variants", plan_variants},
+                         {"seeds", config.seeds},
+                         {"first_seed", config.first_seed}}},
+               {"stopped_early", stopped}};
+  if (config.shard_count > 1) {
+    meta["shard"] = {{"index", config.shard_index}, {"count", config.shard_count}};
+  }
+  return AssembleResults(meta, std::move(records), run_dir);
 }
 
 }  // namespace leaky::gan

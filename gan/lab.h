@@ -22,7 +22,12 @@ struct Variant {
   bool batch_norm = false;
 };
 
+// Bumped whenever a change alters what a run measures: `leaky gan merge`
+// refuses to combine runs of different versions.
+inline constexpr int kLabVersion = 2;
+
 struct LabConfig {
+  std::string preset = "default";
   std::string name = "gan-demo";
   std::string out_dir = "runs";
   std::string data_dir = "data/mnist";
@@ -36,10 +41,29 @@ struct LabConfig {
   int batch = 64;
   int threads = 0;              // 0: torch's default
   int samples = 1000;           // generated samples for the quality metrics
+  int quality_every = 0;        // steps between sample-quality points; 0: steps / 20
+  int shard_index = 1;          // run the shard_index-th of shard_count slices
+  int shard_count = 1;
+  bool terminal = true;         // progress as one updating line (else plain lines)
 };
 
-// Runs every (variant, seed); stops early (keeping what finished) when
-// `stop` becomes true. Returns results.json's contents.
+// One (variant, seed) run of a preset; `variant` indexes config.variants.
+struct RunKey {
+  size_t variant;
+  int seed;
+};
+
+// Every run of the configuration, variant by variant, seeds ascending.
+std::vector<RunKey> PlannedRuns(const LabConfig& config);
+
+// The runs of shard K of N: every N-th run of PlannedRuns from the (K-1)-th,
+// so each shard gets a mix of variants and seeds.
+std::vector<RunKey> ShardRuns(const LabConfig& config);
+
+// Runs this shard's runs (all of them when not sharded); stops early
+// (keeping what finished) when `stop` becomes true. Writes each run's files
+// under <out_dir>/<name>/<variant>/ and returns results.json's contents
+// (AssembleResults, merge.h), without the report.
 nlohmann::json RunLab(const LabConfig& config, const std::atomic<bool>& stop);
 
 }  // namespace leaky::gan

@@ -48,7 +48,9 @@ double Value(const json& row, const std::string& key, int layer) {
 
 // A line per variant (mean over seeds) with a band from the lowest to the
 // highest seed.
-std::string Chart(const json& results, const std::string& key, int layer, const std::string& title) {
+// `history`: "history" (the logged rows) or "quality_history".
+std::string Chart(const json& results, const std::string& key, int layer, const std::string& title,
+                  const char* history = "history") {
   const double width = 380, height = 200, left = 48, right = 10, top = 24, bottom = 28;
   struct Series {
     std::vector<double> steps, mean, low, high;
@@ -57,7 +59,8 @@ std::string Chart(const json& results, const std::string& key, int layer, const 
   double x_max = 1, y_min = INFINITY, y_max = -INFINITY;
   for (const json& v : results["variants"]) {
     Series s;
-    const json& histories = v["history"];
+    if (!v.contains(history)) continue;
+    const json& histories = v[history];
     const size_t rows = histories.empty() ? 0 : histories[0].size();
     for (size_t r = 0; r < rows; ++r) {
       double sum = 0, low = INFINITY, high = -INFINITY;
@@ -230,6 +233,23 @@ std::string RenderReport(const json& results, const std::string& run_dir) {
   if (results["stopped_early"].get<bool>()) {
     html << "<p><b>Stopped early (Ctrl-C): only the runs that finished are shown.</b></p>";
   }
+  if (results.contains("partial")) {
+    const json& p = results["partial"];
+    html << "<p><b>Partial study (merged with --allow-partial): " << p["missing_runs"].size()
+         << " run(s) missing";
+    if (!p["missing_shards"].empty()) {
+      html << ", from shard(s)";
+      for (const json& s : p["missing_shards"]) html << " " << Escape(s.get<std::string>());
+    }
+    html << ":";
+    for (const json& r : p["missing_runs"]) html << " " << Escape(r.get<std::string>()) << ";";
+    html << "</b></p>";
+  }
+  if (results.contains("threads_per_part")) {
+    html << "<p class=\"note\">Merged from parts run at different thread counts ("
+         << Escape(results["threads_per_part"].dump()) << "): results can differ in the last "
+         << "bits from a run at one thread count.</p>";
+  }
   if (results.contains("speed_check")) {
     const json& s = results["speed_check"];
     html << "<p>Speed check, same run: a discriminator training step with this library's "
@@ -248,6 +268,13 @@ std::string RenderReport(const json& results, const std::string& run_dir) {
            {"d_loss", "D loss"}, {"g_loss", "G loss"}, {"d_real", "D(x)"}, {"d_fake", "D(G(z))"},
            {"grad_norm_first_layer", "gradient norm at D layer 1"}, {"step_ms", "ms per step"}}) {
     html << Chart(results, key, -1, title);
+  }
+  if (results["dataset"] == "mnist") {
+    html << Chart(results, "fcd", -1, "FCD (lower is better)", "quality_history")
+         << Chart(results, "class_coverage", -1, "classes covered", "quality_history");
+  } else {
+    html << Chart(results, "modes_covered", -1, "modes covered", "quality_history")
+         << Chart(results, "high_quality_share", -1, "high-quality share", "quality_history");
   }
   html << "</div><h2>Activation sparsity and dead channels</h2><div class=\"charts\">";
   for (int layer = 0; layer < 4; ++layer) {

@@ -43,7 +43,25 @@ json RowJson(const Row& r) {
           {"dead_channels", r.dead}};
 }
 
-json FinalOf(const LabConfig& config, const LabData& data, const TrainedRun& run) {
+json SampleQuality(const LabConfig& config, const LabData& data, const torch::Tensor& samples) {
+  torch::NoGradGuard no_grad;
+  json quality;
+  if (config.data == Dataset::kMnist) {
+    Classifier classifier = data.classifier;  // a module's forward is not const
+    const torch::Tensor features = classifier->Features(samples);
+    const auto [covered, kl] = ClassCoverage(classifier->forward(samples).argmax(1));
+    quality["fcd"] = FrechetDistance(features, data.real_features);
+    quality["class_coverage"] = covered;
+    quality["class_kl"] = kl;
+  } else {
+    const auto [modes, share] = Ring8Quality(samples, std::max(1, config.samples / 100));
+    quality["modes_covered"] = modes;
+    quality["high_quality_share"] = share;
+  }
+  return quality;
+}
+
+json FinalOf(const TrainedRun& run, const json& quality) {
   const std::vector<Row>& rows = run.rows;
   json final = {
       {"d_loss", Tail(rows, [](const Row& r) { return r.d_loss; })},
@@ -62,19 +80,8 @@ json FinalOf(const LabConfig& config, const LabData& data, const TrainedRun& run
     }
     final[key] = per_layer;
   }
-  torch::NoGradGuard no_grad;
-  const torch::Tensor& samples = run.final_samples;
-  if (config.data == Dataset::kMnist) {
-    Classifier classifier = data.classifier;  // a module's forward is not const
-    const torch::Tensor features = classifier->Features(samples);
-    const auto [covered, kl] = ClassCoverage(classifier->forward(samples).argmax(1));
-    final["fcd"] = FrechetDistance(features, data.real_features);
-    final["class_coverage"] = covered;
-    final["class_kl"] = kl;
-  } else {
-    const auto [modes, share] = Ring8Quality(samples, std::max(1, config.samples / 100));
-    final["modes_covered"] = modes;
-    final["high_quality_share"] = share;
+  for (const auto& item : quality.items()) {
+    if (item.key() != "step") final[item.key()] = item.value();
   }
   return final;
 }

@@ -16,11 +16,15 @@ namespace leaky::gan {
 
 nlohmann::json RowJson(const Row& r);
 
+// The quality of generated samples (MNIST: FCD, class coverage and KL;
+// ring8: modes and the high-quality share).
+nlohmann::json SampleQuality(const LabConfig& config, const LabData& data,
+                             const torch::Tensor& samples);
+
 // A run's final values: losses, D outputs, gradient norm, per-layer sparsity
 // and dead channels over the last tenth of its rows, the mean step time, and
-// the quality of its final samples (MNIST: FCD, class coverage and KL;
-// ring8: modes and the high-quality share).
-nlohmann::json FinalOf(const LabConfig& config, const LabData& data, const TrainedRun& run);
+// `quality` (SampleQuality of its last step).
+nlohmann::json FinalOf(const TrainedRun& run, const nlohmann::json& quality);
 
 // Per key of the runs' finals: the mean over seeds (numbers and per-layer
 // arrays) and, for numbers, mean, std and a bootstrap 95% interval.

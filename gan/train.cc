@@ -10,9 +10,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The noise of the final quality samples: the same for every run, so every
-// variant and seed is measured on the same draw.
-constexpr uint64_t kFinalSamplesSeed = 99;
+// The noise of the quality samples: the same for every run and step, so
+// every variant and seed is measured on the same draw.
+constexpr uint64_t kQualitySamplesSeed = 99;
 
 double Seconds(Clock::time_point from) {
   return std::chrono::duration<double>(Clock::now() - from).count();
@@ -45,10 +45,11 @@ std::vector<ActivationSpec> LayerActs(const LabConfig& config, const Variant& v)
   return acts;
 }
 
-std::optional<TrainedRun> TrainRun(const LabConfig& c, const LabData& data, const Variant& v,
-                                   int seed, bool capture,
-                                   const std::function<void(int step)>& on_log,
-                                   const std::atomic<bool>& stop) {
+std::optional<TrainedRun> TrainRun(
+    const LabConfig& c, const LabData& data, const Variant& v, int seed, bool capture,
+    int quality_every, const std::function<void(int step)>& on_log,
+    const std::function<void(int step, const torch::Tensor& samples)>& on_quality,
+    const std::atomic<bool>& stop) {
   torch::manual_seed(static_cast<uint64_t>(seed));  // same weights for every variant
   Generator g(c.data);
   Discriminator d(c.data, LayerActs(c, v), v.batch_norm, seed);
@@ -121,13 +122,16 @@ std::optional<TrainedRun> TrainRun(const LabConfig& c, const LabData& data, cons
       run.sample_grids.emplace_back(step, g->forward(data.fixed_z));
       g->train();
     }
+    if (step % quality_every == 0 || step == c.steps) {
+      torch::NoGradGuard no_grad;
+      g->eval();
+      torch::Generator sample_gen = at::detail::createCPUGenerator(kQualitySamplesSeed);
+      on_quality(step, g->forward(torch::randn({c.samples, g->latent()}, sample_gen,
+                                               torch::kFloat32)));
+      g->train();
+    }
   }
   run.step_ms = 1000.0 * step_seconds / c.steps;
-  torch::NoGradGuard no_grad;
-  g->eval();
-  torch::Generator sample_gen = at::detail::createCPUGenerator(kFinalSamplesSeed);
-  run.final_samples =
-      g->forward(torch::randn({c.samples, g->latent()}, sample_gen, torch::kFloat32));
   return run;
 }
 

@@ -1,6 +1,7 @@
 // One (variant, seed) training run of the lab, as a pure computation: it
 // reads the shared data and returns what it measured (logged rows, sample
-// grids, layer 2's pre-activations, the final generated samples); writing
+// grids, layer 2's pre-activations; generated samples for the quality
+// metrics go to a callback as training goes); writing
 // files and summarising are other rooms' work (outputs.h, summary.h).
 #ifndef LEAKY_GAN_TRAIN_H_
 #define LEAKY_GAN_TRAIN_H_
@@ -38,20 +39,23 @@ struct TrainedRun {
   std::vector<Row> rows;
   std::vector<std::pair<int, torch::Tensor>> sample_grids;  // (step, generated samples)
   torch::Tensor preact2;       // layer 2's pre-activations at the last logged step
-  torch::Tensor final_samples; // for the quality metrics
   double step_ms = 0;          // mean over all steps
 };
 
 // The activation of each discriminator layer for a variant.
 std::vector<ActivationSpec> LayerActs(const LabConfig& config, const Variant& v);
 
-// Trains; `on_log(step)` is called at every logged step (progress). With
-// `capture` the sample grids (at a quarter, half and the end) and the
-// pre-activations are kept. Returns nothing if `stop` became true.
-std::optional<TrainedRun> TrainRun(const LabConfig& config, const LabData& data,
-                                   const Variant& v, int seed, bool capture,
-                                   const std::function<void(int step)>& on_log,
-                                   const std::atomic<bool>& stop);
+// Trains; `on_log(step)` is called at every logged step (progress), and
+// `on_quality(step, samples)` every `quality_every` steps and at the last
+// with config.samples generated samples (the same noise every time and in
+// every run, the generator in eval mode). With `capture` the sample grids (at
+// a quarter, half and the end) and the pre-activations are kept. Returns
+// nothing if `stop` became true.
+std::optional<TrainedRun> TrainRun(
+    const LabConfig& config, const LabData& data, const Variant& v, int seed, bool capture,
+    int quality_every, const std::function<void(int step)>& on_log,
+    const std::function<void(int step, const torch::Tensor& samples)>& on_quality,
+    const std::atomic<bool>& stop);
 
 }  // namespace leaky::gan
 

