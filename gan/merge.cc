@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "claims.h"
 #include "lab.h"
 #include "models.h"
 #include "precision.h"
@@ -175,6 +176,8 @@ json AssembleResults(json meta, std::vector<json> records, const fs::path& run_d
   meta["variants"] = variants;
   const json precision = PrecisionTable(meta, run_dir);
   if (!precision.is_null()) meta["precision"] = precision;
+  const json claims = MeasureClaims(meta);
+  if (!claims.is_null()) meta["claims"] = claims;
   return meta;
 }
 
@@ -234,7 +237,7 @@ json MergeResults(const MergeOptions& options) {
 
   // The merged study's configuration: the parts' own, over all their seeds.
   json meta = parts[0].results;
-  for (const char* key : {"variants", "precision", "speed_check", "shard", "partial"}) {
+  for (const char* key : {"variants", "precision", "claims", "speed_check", "shard", "partial"}) {
     meta.erase(key);
   }
   int first = parts[0].plan_first, last = first + parts[0].plan_seeds - 1;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "claims.h"
 #include "png.h"
 
 namespace leaky::gan {
@@ -140,6 +141,7 @@ std::string SummaryTable(const json& results) {
   std::ostringstream out;
   out << "<table><thead><tr><th>variant</th><th>seeds</th>";
   for (const auto& m : metrics) out << "<th>" << Escape(m.second) << "</th>";
+  out << "<th>D loss per term</th>";
   out << "<th>zero fraction per layer</th><th>&le; 0 per layer</th><th>dead channels per layer</th></tr></thead><tbody>";
   for (const json& v : results["variants"]) {
     out << "<tr><td>" << Escape(v["name"].get<std::string>()) << "</td><td>"
@@ -150,6 +152,10 @@ std::string SummaryTable(const json& results) {
           << Number(s["std"].get<double>(), "%.2g") << "<br><small>[" << Number(s["ci_low"].get<double>())
           << ", " << Number(s["ci_high"].get<double>()) << "]</small></td>";
     }
+    const json& d = v["summary"]["d_loss"];
+    out << "<td>" << Number(d["mean"].get<double>() / 2) << "<br><small>["
+        << Number(d["ci_low"].get<double>() / 2) << ", " << Number(d["ci_high"].get<double>() / 2)
+        << "]</small></td>";
     for (const char* key : {"sparsity_zero", "sparsity_nonpos", "dead_channels"}) {
       out << "<td>";
       for (const json& x : v["final"][key]) out << Number(x.get<double>(), "%.2f") << " ";
@@ -158,10 +164,31 @@ std::string SummaryTable(const json& results) {
     out << "</tr>";
   }
   out << "</tbody></table><p class=\"note\">mean &plusmn; sample std over seeds, with a "
-         "percentile-bootstrap 95% interval of the mean (2000 resamples) below; the final "
+         "percentile-bootstrap 95% interval of the mean (2000 resamples) below; D loss is the sum "
+         "of the real and fake terms (chance: 2 ln 2 = 1.386), D loss per term is half of it "
+         "(chance: ln 2 = 0.693, the article's 0.69); the final "
          "values average the last tenth of the logged steps; quality metrics use "
       << "generated samples from the final generator.</p>";
   return out.str();
+}
+
+std::string ClaimsTable(const json& claims) {
+  std::ostringstream html;
+  html << "<table><thead><tr><th>claim</th><th>setting</th><th>measured: mean [95% bootstrap "
+          "interval over seeds]</th><th>verdict</th></tr></thead><tbody>";
+  for (const json& c : claims) {
+    for (const json& s : c["settings"]) {
+      html << "<tr><td>" << Escape(c["claim"]) << "</td><td>" << Escape(s["setting"]) << "</td><td>";
+      for (const json& p : s["parts"]) html << Escape(ClaimPartText(p)) << "<br>";
+      html << "</td><td><b>" << Escape(s["verdict"]) << "</b></td></tr>";
+    }
+    html << "<tr><td></td><td><b>overall</b></td><td></td><td><b>" << Escape(c["verdict"])
+         << "</b></td></tr>";
+  }
+  html << "</tbody></table><p class=\"note\">How each claim is measured, and the bounds (fixed "
+          "before the study ran): gan/claims.h and docs/study/README.md. A bound holds when the "
+          "whole interval satisfies it, fails when none of it does, else is unclear.</p>";
+  return html.str();
 }
 
 std::string SampleGrids(const json& results, const std::string& run_dir) {
@@ -262,7 +289,11 @@ std::string RenderReport(const json& results, const std::string& run_dir) {
     }
     html << "; " << Escape(s["what"].get<std::string>()) << ").</p>";
   }
-  html << "<h2>Summary</h2>" << SummaryTable(results) << "<h2>Training curves</h2>"
+  html << "<h2>Summary</h2>" << SummaryTable(results);
+  if (results.contains("claims")) {
+    html << "<h2>The article's claims, measured</h2>" << ClaimsTable(results["claims"]);
+  }
+  html << "<h2>Training curves</h2>"
        << Legend(results) << "<div class=\"charts\">";
   for (const auto& [key, title] : std::vector<std::pair<std::string, std::string>>{
            {"d_loss", "D loss"}, {"g_loss", "G loss"}, {"d_real", "D(x)"}, {"d_fake", "D(G(z))"},

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "claims.h"
 #include "commands.h"
 #include "gan_launch.h"
 #include "lab.h"
@@ -188,6 +189,26 @@ void AddMergeCommand(CLI::App& gan_cmd, std::function<int()>& run) {
   });
 }
 
+// `leaky gan claims DIR`: the claims table of a study as Markdown.
+void AddClaimsCommand(CLI::App& gan_cmd, std::function<int()>& run) {
+  auto* cmd = gan_cmd.add_subcommand("claims", "the article's claims as measured by a study, as Markdown");
+  auto dir = std::make_shared<std::string>();
+  cmd->add_option("dir", *dir, "a run folder with results.json")->required();
+  cmd->callback([dir, &run] {
+    run = [dir] {
+      std::ifstream in(std::filesystem::path(*dir) / "results.json");
+      if (!in) throw std::runtime_error(*dir + " has no results.json");
+      const json results = json::parse(in, nullptr, false);
+      if (results.is_discarded() || !results.contains("claims")) {
+        throw std::runtime_error(*dir + "/results.json measures no claims (an MNIST study with "
+                                 "relu and lrelu:0.2 variants does)");
+      }
+      std::printf("%s", gan::ClaimsMarkdown(results["claims"]).c_str());
+      return 0;
+    };
+  });
+}
+
 }  // namespace
 
 std::filesystem::path ShardDir(const std::filesystem::path& run_dir, const std::string& k, int n) {
@@ -272,8 +293,9 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--slurm-args", o->slurm_args,
                   "more sbatch options for both jobs, e.g. \"--partition=gpu --time=2:00:00\"");
   AddMergeCommand(*cmd, run);
+  AddClaimsCommand(*cmd, run);
   cmd->callback([o, cmd, &run] {
-    if (cmd->got_subcommand("merge")) return;
+    if (cmd->got_subcommand("merge") || cmd->got_subcommand("claims")) return;
     run = [o] {
       const gan::LabConfig c = MakeConfig(*o);
       if ((o->jobs > 1 || o->slurm || o->slurm_dry_run) && !o->shard.empty()) {
