@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "leaky/opencl.h"
+#include "numpy_common.h"
 
 namespace py = pybind11;
 
@@ -27,21 +28,11 @@ leaky_cl_device* DeviceFor(int index, int fault) {
   return device;
 }
 
-leaky_dtype DtypeOf(const py::array& a) {
-  const char kind = a.dtype().kind();
-  const auto size = a.dtype().itemsize();
-  if (kind == 'f' && size == 4) return LEAKY_F32;
-  if (kind == 'f' && size == 8) return LEAKY_F64;
-  if (kind == 'f' && size == 2) return LEAKY_F16;
-  if (kind == 'u' && size == 2) return LEAKY_BF16;
-  throw py::type_error("x must be float16, float32, float64 or uint16 (bfloat16 bits)");
-}
-
 py::array DeviceLeakyRelu(const py::array& x_in, double slope, uint32_t cores,
                           const std::string& split, uint32_t tile_elems, uint32_t buffers,
                           int device, int fault) {
   if (split != "even" && split != "balanced") throw py::value_error("split must be 'even' or 'balanced'");
-  const leaky_dtype dtype = DtypeOf(x_in);
+  const leaky_dtype dtype = leaky::numpy::DtypeOf(x_in, "x");
   const py::array x = py::array::ensure(x_in, py::array::c_style);
   py::array y(x.dtype(), std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
   std::memset(y.mutable_data(), 0, static_cast<size_t>(y.nbytes()));
@@ -50,10 +41,7 @@ py::array DeviceLeakyRelu(const py::array& x_in, double slope, uint32_t cores,
   const leaky_status status = leaky_cl_leaky_relu_forward(d, dtype, static_cast<size_t>(x.size()),
                                                           x.data(), y.mutable_data(), slope, &plan,
                                                           nullptr);
-  if (status == LEAKY_ERROR_INVALID_OPTIONS || status == LEAKY_ERROR_INVALID_PARAMETER) {
-    throw py::value_error(leaky_last_error());
-  }
-  if (status != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+  leaky::numpy::Check(status);
   return y;
 }
 

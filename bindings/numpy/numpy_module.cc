@@ -10,24 +10,15 @@
 #include <string>
 
 #include "leaky/leaky.h"
+#include "numpy_common.h"
 
 namespace py = pybind11;
 
 namespace {
 
-std::string DtypeName(const py::dtype& dtype) { return dtype.attr("name").cast<std::string>(); }
-
-leaky_dtype DtypeOf(const py::array& a, const char* what) {
-  const py::dtype dtype = a.dtype();
-  const char kind = dtype.kind();
-  const auto size = dtype.itemsize();
-  if (kind == 'f' && size == 4) return LEAKY_F32;
-  if (kind == 'f' && size == 8) return LEAKY_F64;
-  if (kind == 'f' && size == 2) return LEAKY_F16;
-  if (kind == 'u' && size == 2) return LEAKY_BF16;
-  throw py::type_error(std::string(what) + " has dtype " + DtypeName(dtype) +
-                       "; expected float32, float64, float16, or uint16 holding bfloat16 bits");
-}
+using leaky::numpy::Check;
+using leaky::numpy::DtypeName;
+using leaky::numpy::DtypeOf;
 
 // The array itself if C-contiguous, else a C-contiguous copy (documented).
 py::array Packed(const py::array& a) {
@@ -55,15 +46,6 @@ py::array Output(const py::array& like, leaky_dtype dtype, const std::optional<p
   if (!(o.flags() & py::array::c_style)) throw py::value_error("out must be C-contiguous");
   if (!o.writeable()) throw py::value_error("out is read-only");
   return o;
-}
-
-void Check(leaky_status status) {
-  if (status == LEAKY_ERROR_INVALID_PARAMETER || status == LEAKY_ERROR_UNSUPPORTED ||
-      status == LEAKY_ERROR_INVALID_OPTIONS ||
-      status == LEAKY_ERROR_OVERLAP || status == LEAKY_ERROR_SIZE) {
-    throw py::value_error(leaky_last_error());
-  }
-  if (status != LEAKY_OK) throw std::runtime_error(leaky_last_error());
 }
 
 py::array LeakyRelu(const py::array& x_in, double negative_slope, std::optional<py::array> out,

@@ -19,16 +19,13 @@
 #include "golden_data.h"
 #include "layout.h"
 #include "leaky/leaky.hpp"
-#include "leaky/opencl.h"
+#include "leaky/opencl.hpp"
 #include "test_util.h"
 
 namespace leaky::test {
 namespace {
 
-struct Closer {
-  void operator()(leaky_cl_device* d) const { leaky_cl_close(d); }
-};
-using Device = std::unique_ptr<leaky_cl_device, Closer>;
+using Device = leaky::cl::Device;
 
 // The device, or a skip saying why there is none.
 Device Open(int fault = LEAKY_CL_FAULT_NONE) {

@@ -18,7 +18,7 @@
 #include "commands.h"
 #include "golden_io.h"
 #include "layout.h"
-#include "leaky/opencl.h"
+#include "leaky/opencl.hpp"
 #include "plan_options.h"
 #include "timeline.h"
 
@@ -85,10 +85,7 @@ Loaded Load(const DeviceSettings& s) {
   return l;
 }
 
-struct Closer {
-  void operator()(leaky_cl_device* d) const { leaky_cl_close(d); }
-};
-using Device = std::unique_ptr<leaky_cl_device, Closer>;
+using Device = leaky::cl::Device;
 
 Device Open(const DeviceSettings& s, int fault) {
   leaky_cl_options options{s.device, fault};

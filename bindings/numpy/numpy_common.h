@@ -1,0 +1,46 @@
+// What leaky._native's modules share: a NumPy array's leaky dtype, and a
+// leaky_status as the Python exception a caller expects (ValueError for bad
+// arguments, RuntimeError otherwise).
+#ifndef LEAKY_BINDINGS_NUMPY_COMMON_H_
+#define LEAKY_BINDINGS_NUMPY_COMMON_H_
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "leaky/leaky.h"
+
+namespace leaky::numpy {
+
+inline std::string DtypeName(const pybind11::dtype& dtype) {
+  return dtype.attr("name").cast<std::string>();
+}
+
+// float32, float64, float16, or uint16 holding bfloat16 bits; else a
+// TypeError naming `what`.
+inline leaky_dtype DtypeOf(const pybind11::array& a, const char* what) {
+  const pybind11::dtype dtype = a.dtype();
+  const char kind = dtype.kind();
+  const auto size = dtype.itemsize();
+  if (kind == 'f' && size == 4) return LEAKY_F32;
+  if (kind == 'f' && size == 8) return LEAKY_F64;
+  if (kind == 'f' && size == 2) return LEAKY_F16;
+  if (kind == 'u' && size == 2) return LEAKY_BF16;
+  throw pybind11::type_error(std::string(what) + " has dtype " + DtypeName(dtype) +
+                             "; expected float32, float64, float16, or uint16 holding bfloat16 bits");
+}
+
+inline void Check(leaky_status status) {
+  if (status == LEAKY_ERROR_INVALID_PARAMETER || status == LEAKY_ERROR_UNSUPPORTED ||
+      status == LEAKY_ERROR_INVALID_OPTIONS || status == LEAKY_ERROR_OVERLAP ||
+      status == LEAKY_ERROR_SIZE) {
+    throw pybind11::value_error(leaky_last_error());
+  }
+  if (status != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+}
+
+}  // namespace leaky::numpy
+
+#endif  // LEAKY_BINDINGS_NUMPY_COMMON_H_
