@@ -92,9 +92,13 @@ json BuildReport(const PlanSettings& s) {
     report["tiling"]["stream_stores"] = l.planner->stream_stores;
   }
   if (s.timeline) {
-    const Timeline chosen = ModelTimeline(l, l.buffers, CopyRate(s), VectorRate(s));
+    // The chosen buffer count's model, and 1 and 2 for the comparison
+    // (the chosen one reused when it is 1 or 2).
     const Timeline single = ModelTimeline(l, 1, CopyRate(s), VectorRate(s));
     const Timeline twice = ModelTimeline(l, 2, CopyRate(s), VectorRate(s));
+    const Timeline chosen = l.buffers == 1   ? single
+                            : l.buffers == 2 ? twice
+                                             : ModelTimeline(l, l.buffers, CopyRate(s), VectorRate(s));
     report["timeline"] = TimelineJson(chosen);
     report["timeline"]["copy_gbps"] = CopyRate(s);
     report["timeline"]["vector_gelems"] = VectorRate(s);
