@@ -13,13 +13,15 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_runs import study  # noqa: E402
+
 leaky, scratch = sys.argv[1], sys.argv[2]
 shutil.rmtree(scratch, ignore_errors=True)
 os.makedirs(scratch)
 FINAL_KEYS = {"d_loss", "g_loss", "d_real", "d_fake", "sparsity_zero", "sparsity_nonpos",
               "dead_channels", "grad_norm_first_layer", "modes_covered", "high_quality_share",
               "step_ms"}
-TIMING_KEYS = {"step_ms", "speed_check", "source"}  # source: a path with the run name
 
 
 def run(name, *extra, acts="relu,lrelu:0.2,prelu", seeds="2", steps="60"):
@@ -30,14 +32,6 @@ def run(name, *extra, acts="relu,lrelu:0.2,prelu", seeds="2", steps="60"):
     assert result.returncode == 0, result.stderr + result.stdout
     with open(os.path.join(scratch, name, "results.json")) as f:
         return json.load(f)
-
-
-def without_timing(value):
-    if isinstance(value, dict):
-        return {k: without_timing(v) for k, v in value.items() if k not in TIMING_KEYS}
-    if isinstance(value, list):
-        return [without_timing(v) for v in value]
-    return value
 
 
 first = run("first")
@@ -62,10 +56,7 @@ assert "precision" in first and len(first["precision"]["rows"]) == 6
 assert first["speed_check"]["ratio"] > 0
 
 second = run("second", "--no-speed-check")
-assert without_timing(first)["variants"] == without_timing(second)["variants"], \
-    "the same seeds gave different results"
-assert without_timing({k: v for k, v in first.items() if k != "name"}) == \
-    without_timing({k: v for k, v in second.items() if k != "name"})
+assert study(first) == study(second), "the same seeds gave different results"
 
 # The precision table measures at the slope of the variant it reads.
 tenth = run("tenth", "--no-speed-check", acts="lrelu:0.1", seeds="1", steps="20")

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-WALL_TIME = {"step_ms", "speed_check", "name"}
+WALL_TIME = {"step_ms", "speed_check"}
 
 
 def without_wall_time(value):
@@ -18,6 +18,11 @@ def without_wall_time(value):
     if isinstance(value, list):
         return [without_wall_time(v) for v in value]
     return value
+
+
+def study(results):
+    """results.json without the wall-time fields and the run's name."""
+    return {k: v for k, v in without_wall_time(results).items() if k != "name"}
 
 
 def first_difference(a, b, where="results.json"):
@@ -65,7 +70,7 @@ def compare(a, b):
         ra = json.load(f)
     with open(os.path.join(b, "results.json")) as f:
         rb = json.load(f)
-    found = first_difference(without_wall_time(ra), without_wall_time(rb))
+    found = first_difference(study(ra), study(rb))
     if found:
         return found
     fa, fb = variant_files(a), variant_files(b)
