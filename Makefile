@@ -12,7 +12,7 @@ CTEST_FLAGS = --output-on-failure --no-tests=error -j $(JOBS)
 SANITIZER_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g"
 
-.PHONY: all bootstrap build demo bench test test-release test-asan test-tsan build-arm64 \
+.PHONY: all bootstrap build demo study bench test test-release test-asan test-tsan build-arm64 \
   test-arm64 test-arm64-quick clean
 
 all: build
@@ -29,6 +29,17 @@ build: bootstrap
 demo: build
 	bash scripts/fetch_mnist.sh
 	$(BUILD)/leaky gan
+
+# The GAN study of docs/study (hours on 2 cores): dcgan-3000 (5 activations x
+# 2 norms x 5 seeds x 3000 steps) and ReLU against LeakyReLU(0.2) in every
+# discriminator layer, on $(JOBS) local workers at 1 thread each; results in
+# runs/dcgan-3000 and runs/dcgan-3000-all-layers (docs/study/README.md says
+# how to run it on Slurm instead).
+study: build
+	bash scripts/fetch_mnist.sh
+	$(BUILD)/leaky gan --preset dcgan-3000 --jobs $(JOBS) --threads 1
+	$(BUILD)/leaky gan --preset dcgan-3000 --acts relu,lrelu:0.2 --d-act-layers all \
+	  --name dcgan-3000-all-layers --jobs $(JOBS) --threads 1
 
 # The benchmark against oneDNN, XNNPACK and the memory limits (a few minutes).
 bench: build
