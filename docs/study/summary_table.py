@@ -1,0 +1,32 @@
+"""The summary table of docs/study/README.md from a study's results.json:
+per variant, mean over seeds [95% bootstrap interval] of the final values
+(the last tenth of the logged steps; quality from the final generator).
+
+usage: python3 docs/study/summary_table.py docs/study/dcgan-3000/results.json
+"""
+import json
+import sys
+
+
+def cell(summary, scale=1.0, digits=3):
+    s = summary
+    return (f"{s['mean'] * scale:.{digits}g} "
+            f"[{s['ci_low'] * scale:.{digits}g}, {s['ci_high'] * scale:.{digits}g}]")
+
+
+def main(path):
+    with open(path) as f:
+        results = json.load(f)
+    print("| variant | seeds | D loss (sum) | D loss per term | G loss | FCD | classes "
+          "| layer 2 exactly 0 | layer 2 <= 0 |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for v in results["variants"]:
+        s, final = v["summary"], v["final"]
+        print(f"| {v['name']} | {v['seeds_completed']} | {cell(s['d_loss'])} "
+              f"| {cell(s['d_loss'], 0.5)} | {cell(s['g_loss'])} | {cell(s['fcd'], digits=4)} "
+              f"| {cell(s['class_coverage'])} | {final['sparsity_zero'][1]:.3f} "
+              f"| {final['sparsity_nonpos'][1]:.3f} |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
