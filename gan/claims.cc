@@ -89,12 +89,7 @@ double StdAfter(const json& rows, const std::string& key, double from) {
   for (const json& row : rows) {
     if (row["step"].get<double>() > from) x.push_back(row[key].get<double>());
   }
-  if (x.size() < 2) return NAN;
-  double mean = 0, squares = 0;
-  for (double v : x) mean += v;
-  mean /= static_cast<double>(x.size());
-  for (double v : x) squares += (v - mean) * (v - mean);
-  return std::sqrt(squares / static_cast<double>(x.size() - 1));
+  return x.size() < 2 ? NAN : Summarize(x).std;
 }
 
 // Least-squares slope of a field over the rows with step > from, per 1000 steps.

@@ -168,9 +168,8 @@ std::vector<RunKey> PlannedRuns(const LabConfig& config) {
 std::vector<RunKey> ShardRuns(const LabConfig& config) {
   const std::vector<RunKey> all = PlannedRuns(config);
   std::vector<RunKey> mine;
-  for (size_t i = static_cast<size_t>(config.shard_index - 1); i < all.size();
-       i += static_cast<size_t>(config.shard_count)) {
-    mine.push_back(all[i]);
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (InShard(i, config.shard_index, config.shard_count)) mine.push_back(all[i]);
   }
   return mine;
 }

@@ -56,8 +56,14 @@ struct RunKey {
 // Every run of the configuration, variant by variant, seeds ascending.
 std::vector<RunKey> PlannedRuns(const LabConfig& config);
 
-// The runs of shard K of N: every N-th run of PlannedRuns from the (K-1)-th,
-// so each shard gets a mix of variants and seeds.
+// Whether run `index` (0-based, in PlannedRuns' order) is shard K's of N:
+// every N-th run from the (K-1)-th, so each shard gets a mix of variants
+// and seeds. The one rule for running shards and for merging them.
+inline bool InShard(size_t index, int shard_index, int shard_count) {
+  return index % static_cast<size_t>(shard_count) == static_cast<size_t>(shard_index - 1);
+}
+
+// The runs of shard K of N (InShard).
 std::vector<RunKey> ShardRuns(const LabConfig& config);
 
 // Runs this shard's runs (all of them when not sharded); stops early

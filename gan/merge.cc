@@ -108,18 +108,24 @@ Part ReadPart(const std::string& dir) {
   return p;
 }
 
-// The runs a part was asked for: its plan's runs in its shard's slice (the
-// order of PlannedRuns and ShardRuns).
-std::vector<std::pair<std::string, int>> PlannedSlice(const Part& p) {
-  std::vector<std::pair<std::string, int>> all, mine;
-  for (const json& v : p.results["plan"]["variants"]) {
-    for (int s = p.plan_first; s < p.plan_first + p.plan_seeds; ++s) all.emplace_back(v["name"], s);
-  }
-  for (size_t i = static_cast<size_t>(p.shard_index - 1); i < all.size();
-       i += static_cast<size_t>(p.shard_count)) {
-    mine.push_back(all[i]);
+// The runs of a plan (variants in order, seeds first .. first + seeds - 1)
+// in shard K of N: PlannedRuns' order and InShard's rule, on names.
+std::vector<std::pair<std::string, int>> PlannedSlice(const json& variants, int first, int seeds,
+                                                      int shard_index, int shard_count) {
+  std::vector<std::pair<std::string, int>> mine;
+  size_t index = 0;
+  for (const json& v : variants) {
+    for (int s = first; s < first + seeds; ++s, ++index) {
+      if (InShard(index, shard_index, shard_count)) mine.emplace_back(v["name"], s);
+    }
   }
   return mine;
+}
+
+// The runs a part was asked for.
+std::vector<std::pair<std::string, int>> PlannedSlice(const Part& p) {
+  return PlannedSlice(p.results["plan"]["variants"], p.plan_first, p.plan_seeds, p.shard_index,
+                      p.shard_count);
 }
 
 void CheckSameStudy(const Part& a, const Part& b) {
@@ -220,10 +226,9 @@ json MergeResults(const MergeOptions& options) {
     for (int k = 1; k <= count; ++k) {
       if (indices.count(k)) continue;
       missing_shards.push_back(std::to_string(k) + "/" + std::to_string(count));
-      Part ghost = parts[0];
-      ghost.shard_index = k, ghost.shard_count = count, ghost.plan_first = first,
-      ghost.plan_seeds = seeds;
-      for (const auto& run : PlannedSlice(ghost)) expected.insert(run);
+      for (const auto& run : PlannedSlice(parts[0].results["plan"]["variants"], first, seeds, k, count)) {
+        expected.insert(run);
+      }
     }
   }
   for (const auto& run : expected) {
