@@ -30,16 +30,13 @@ demo: build
 	bash scripts/fetch_mnist.sh
 	$(BUILD)/leaky gan
 
-# The GAN study of docs/study (hours on 2 cores): dcgan-3000 (5 activations x
-# 2 norms x 5 seeds x 3000 steps) and ReLU against LeakyReLU(0.2) in every
-# discriminator layer, on $(JOBS) local workers at 1 thread each; results in
-# runs/dcgan-3000 and runs/dcgan-3000-all-layers (docs/study/README.md says
-# how to run it on Slurm instead).
+# The GAN study of docs/study (hours on 2 cores): the runs registered in
+# docs/study/PLAN.md (dcgan-3000, the width x init crossing, the 6,000-step
+# extension) on $(JOBS) local workers at 1 thread each, merged into runs/
+# (docs/study/README.md says how to run them on Slurm instead).
 study: build
 	bash scripts/fetch_mnist.sh
-	$(BUILD)/leaky gan --preset dcgan-3000 --jobs $(JOBS) --threads 1
-	$(BUILD)/leaky gan --preset dcgan-3000 --acts relu,lrelu:0.2 --d-act-layers all \
-	  --name dcgan-3000-all-layers --jobs $(JOBS) --threads 1
+	JOBS=$(JOBS) bash scripts/study.sh runs $(BUILD)/leaky
 
 # The benchmark against oneDNN, XNNPACK and the memory limits (a few minutes).
 bench: build

@@ -1,6 +1,7 @@
 #include "lab.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -39,24 +40,31 @@ std::string Duration(double seconds) {
   return buffer;
 }
 
-// The digit classifier of the quality metrics, trained once and cached.
-Classifier LoadClassifier(const LabConfig& config, const Digits& digits) {
+// Seeds of MNIST's fixed classifier split and of the probes' images.
+constexpr uint64_t kClassifierSplitSeed = 11;
+constexpr uint64_t kProbeSeed = 13;
+
+// The digit classifier of the quality metrics, trained once on the first
+// kClassifierTrainDigits of `order` and cached.
+Classifier LoadClassifier(const LabConfig& config, const Digits& digits, const torch::Tensor& order) {
   Classifier classifier;
-  const std::filesystem::path cache = std::filesystem::path(config.data_dir) / "classifier.pt";
+  const std::filesystem::path cache =
+      std::filesystem::path(config.data_dir) / "classifier-train8000.pt";
   if (std::filesystem::exists(cache)) {
     torch::load(classifier, cache.string());
   } else {
-    std::fprintf(stderr, "gan: training the digit classifier once (cached in %s)\n",
-                 cache.string().c_str());
+    std::fprintf(stderr, "gan: training the digit classifier once on %lld digits (cached in %s)\n",
+                 static_cast<long long>(kClassifierTrainDigits), cache.string().c_str());
     torch::manual_seed(0);
     classifier = Classifier();
     torch::optim::Adam optimizer(classifier->parameters(), torch::optim::AdamOptions(1e-3));
     torch::Generator generator = at::detail::createCPUGenerator(0);
-    const int64_t n = digits.images.size(0);
+    const torch::Tensor train = order.narrow(0, 0, kClassifierTrainDigits);
     for (int epoch = 0; epoch < 3; ++epoch) {
-      const torch::Tensor order = torch::randperm(n, generator, torch::kInt64);
-      for (int64_t start = 0; start + 128 <= n; start += 128) {
-        const torch::Tensor index = order.narrow(0, start, 128);
+      const torch::Tensor shuffled =
+          train.index_select(0, torch::randperm(kClassifierTrainDigits, generator, torch::kInt64));
+      for (int64_t start = 0; start + 128 <= kClassifierTrainDigits; start += 128) {
+        const torch::Tensor index = shuffled.narrow(0, start, 128);
         optimizer.zero_grad();
         const torch::Tensor loss = torch::nn::functional::cross_entropy(
             classifier->forward(digits.images.index_select(0, index)),
@@ -65,7 +73,10 @@ Classifier LoadClassifier(const LabConfig& config, const Digits& digits) {
         optimizer.step();
       }
     }
-    torch::save(classifier, cache.string());
+    // Written aside and renamed: a worker reading the cache never sees half a file.
+    const std::string partial = cache.string() + ".partial." + std::to_string(getpid());
+    torch::save(classifier, partial);
+    std::filesystem::rename(partial, cache);
   }
   classifier->eval();
   return classifier;
@@ -126,16 +137,43 @@ LabData LoadLabData(const LabConfig& config) {
   LabData data;
   if (config.data == Dataset::kMnist) {
     data.digits = LoadMnist(config.data_dir);
-    data.classifier = LoadClassifier(config, data.digits);
+    const int64_t n = data.digits.images.size(0);
+    if (n < kClassifierTrainDigits + 2 * config.samples) {
+      throw std::invalid_argument("--samples " + std::to_string(config.samples) +
+                                  ": MNIST holds out " + std::to_string(n - kClassifierTrainDigits) +
+                                  " digits, enough for two real sets of at most " +
+                                  std::to_string((n - kClassifierTrainDigits) / 2));
+    }
+    torch::Generator split = at::detail::createCPUGenerator(kClassifierSplitSeed);
+    const torch::Tensor order = torch::randperm(n, split, torch::kInt64);
+    data.classifier = LoadClassifier(config, data.digits, order);
     torch::NoGradGuard no_grad;
+    const torch::Tensor held_out = order.narrow(0, kClassifierTrainDigits, n - kClassifierTrainDigits);
+    const torch::Tensor predicted =
+        data.classifier->forward(data.digits.images.index_select(0, held_out)).argmax(1);
+    data.classifier_accuracy =
+        predicted.eq(data.digits.labels.index_select(0, held_out)).to(torch::kFloat64).mean().item<double>();
+    // The real reference and the floor: two disjoint held-out sets of the
+    // sample set's size (kRealDigitsPickSeed picks them).
     torch::Generator pick = at::detail::createCPUGenerator(kRealDigitsPickSeed);
-    const torch::Tensor index =
-        torch::randperm(data.digits.images.size(0), pick, torch::kInt64).narrow(0, 0, config.samples);
-    data.real_features = data.classifier->Features(data.digits.images.index_select(0, index));
+    const torch::Tensor shuffled =
+        held_out.index_select(0, torch::randperm(held_out.size(0), pick, torch::kInt64));
+    const auto features = [&](int64_t from) {
+      return data.classifier->Features(
+          data.digits.images.index_select(0, shuffled.narrow(0, from, config.samples)));
+    };
+    data.real_features = features(0);
+    data.real_fcd_floor = FrechetDistance(features(config.samples), data.real_features);
+    torch::Generator probe = at::detail::createCPUGenerator(kProbeSeed);
+    data.probe_real = data.digits.images.index_select(
+        0, torch::randperm(n, probe, torch::kInt64).narrow(0, 0, kProbeImages));
+    data.probe_z = torch::randn({kProbeImages, LatentSize(config.data, config.shape)}, probe,
+                                torch::kFloat32);
   }
   // Both grids come from one generator, MNIST's first, whatever the dataset.
   torch::Generator fixed = at::detail::createCPUGenerator(kFixedGridNoiseSeed);
-  const torch::Tensor mnist_z = torch::randn({64, 64}, fixed, torch::kFloat32);
+  const torch::Tensor mnist_z =
+      torch::randn({64, LatentSize(config.data, config.shape)}, fixed, torch::kFloat32);
   const torch::Tensor ring_z = torch::randn({2000, 8}, fixed, torch::kFloat32);
   data.fixed_z = config.data == Dataset::kMnist ? mnist_z : ring_z;
   return data;
@@ -219,13 +257,15 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
       break;
     }
     WriteRunFiles(config, run_dir / v.name, key.seed, *run);
-    json history = json::array();
+    json history = json::array(), probes = json::array();
     for (const Row& r : run->rows) history.push_back(RowJson(r));
+    for (const Probe& p : run->probes) probes.push_back(ProbeJson(p));
     records.push_back({{"variant", v.name},
                        {"seed", key.seed},
                        {"final", FinalOf(*run, quality.back())},
                        {"history", history},
-                       {"quality_history", quality}});
+                       {"quality_history", quality},
+                       {"probe_history", probes}});
   }
   if (config.terminal) std::fprintf(stderr, "\n");
   json meta = {{"name", config.name},
@@ -245,12 +285,24 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
                {"quality_every", quality_every},
                {"samples", config.samples},
                {"threads", torch::get_num_threads()},
-               {"models", DescribeModels(config.data)},
+               {"models", DescribeModels(config.data, config.shape)},
+               {"width", config.shape.width},
+               {"init", InitName(config.shape.init)},
+               {"probe_every", config.probe_every},
                {"base_activation", config.base_act.Name()},
                {"plan", {{"variants", plan_variants},
                          {"seeds", config.seeds},
                          {"first_seed", config.first_seed}}},
                {"stopped_early", stopped}};
+  if (config.data == Dataset::kMnist) {
+    meta["classifier"] = {
+        {"train_digits", kClassifierTrainDigits},
+        {"held_out_digits", data.digits.images.size(0) - kClassifierTrainDigits},
+        {"held_out_accuracy", data.classifier_accuracy},
+        {"real_fcd_floor", data.real_fcd_floor},
+        {"what", "real_fcd_floor: FCD between two disjoint held-out sets of " +
+                     std::to_string(config.samples) + " real digits (the reference and another)"}};
+  }
   if (config.shard_count > 1) {
     meta["shard"] = {{"index", config.shard_index}, {"count", config.shard_count}};
   }

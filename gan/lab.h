@@ -24,7 +24,9 @@ struct Variant {
 
 // Bumped whenever a change alters what a run measures: `leaky gan merge`
 // refuses to combine runs of different versions.
-inline constexpr int kLabVersion = 2;
+// 3: initialisation by module type (PReLU starts at its init), --width and
+// --init, the held-out classifier and real-vs-real floor, dead-unit probes.
+inline constexpr int kLabVersion = 3;
 
 struct LabConfig {
   std::string preset = "default";
@@ -42,6 +44,8 @@ struct LabConfig {
   int threads = 0;              // 0: torch's default
   int samples = 1000;           // generated samples for the quality metrics
   int quality_every = 0;        // steps between sample-quality points; 0: steps / 20
+  ModelShape shape;             // --width, --init
+  int probe_every = 500;        // steps between dead-unit probes (and the last step)
   int shard_index = 1;          // run the shard_index-th of shard_count slices
   int shard_count = 1;
   bool terminal = true;         // progress as one updating line (else plain lines)

@@ -28,7 +28,8 @@ constexpr const char* kPreact = "preact_layer2.f32";
 // that differ in any of them. (Threads may differ: a cluster's nodes do.)
 const char* const kIdentityKeys[] = {"lab_version", "preset",   "dataset",       "data_checksum",
                                      "classifier_checksum", "steps", "batch", "log_every",
-                                     "quality_every", "samples", "models", "base_activation"};
+                                     "quality_every", "samples", "models", "base_activation",
+                                     "width", "init", "probe_every"};
 
 [[noreturn]] void Refuse(const std::string& why) { throw std::runtime_error("gan merge: " + why); }
 
@@ -102,7 +103,8 @@ Part ReadPart(const std::string& dir) {
                            {"seed", seeds[i]},
                            {"final", v["per_seed"][i]},
                            {"history", v["history"][i]},
-                           {"quality_history", v["quality_history"][i]}});
+                           {"quality_history", v["quality_history"][i]},
+                           {"probe_history", v["probe_history"][i]}});
     }
   }
   return p;
@@ -160,13 +162,15 @@ json AssembleResults(json meta, std::vector<json> records, const fs::path& run_d
   json variants = json::array();
   for (const json& planned : meta["plan"]["variants"]) {
     std::vector<json> finals;
-    json seeds = json::array(), histories = json::array(), qualities = json::array();
+    json seeds = json::array(), histories = json::array(), qualities = json::array(),
+         probes = json::array();
     for (const json& r : records) {
       if (r["variant"] != planned["name"]) continue;
       seeds.push_back(r["seed"]);
       finals.push_back(r["final"]);
       histories.push_back(r["history"]);
       qualities.push_back(r["quality_history"]);
+      probes.push_back(r["probe_history"]);
     }
     if (finals.empty()) continue;
     json v = planned;
@@ -177,6 +181,7 @@ json AssembleResults(json meta, std::vector<json> records, const fs::path& run_d
     v["summary"] = SummaryOverSeeds(finals);
     v["history"] = histories;
     v["quality_history"] = qualities;
+    v["probe_history"] = probes;
     variants.push_back(v);
   }
   meta["variants"] = variants;

@@ -30,7 +30,8 @@ const char* KindName(ActivationKind kind) {
 
 std::string ActivationSpec::Name() const {
   std::string name = KindName(kind);
-  if (kind == ActivationKind::kLeakyRelu) {
+  if (kind == ActivationKind::kLeakyRelu ||
+      (kind == ActivationKind::kPrelu && slope != kPreluDefaultInit)) {
     char buffer[32];
     std::snprintf(buffer, sizeof(buffer), ":%g", slope);
     name += buffer;
@@ -53,11 +54,14 @@ ActivationSpec ParseActivation(const std::string& text) {
   for (const KindText& k : kKindNames) {
     if (kind == k.name) found = &k;
   }
-  if (found == nullptr || (colon != std::string::npos && found->kind != ActivationKind::kLeakyRelu)) {
+  const bool takes_number =
+      found != nullptr && (found->kind == ActivationKind::kLeakyRelu || found->kind == ActivationKind::kPrelu);
+  if (found == nullptr || (colon != std::string::npos && !takes_number)) {
     throw std::invalid_argument("activation '" + text +
-                                "' is not relu, lrelu:<slope>, prelu, elu or rrelu");
+                                "' is not relu, lrelu:<slope>, prelu[:<init>], elu or rrelu");
   }
   spec.kind = found->kind;
+  if (spec.kind == ActivationKind::kPrelu) spec.slope = kPreluDefaultInit;
   if (colon != std::string::npos) {
     size_t used = 0;
     try {
@@ -83,7 +87,8 @@ torch::nn::AnyModule MakeActivation(const ActivationSpec& spec, int64_t channels
                              : tnn::AnyModule(leaky::nn::LeakyReLU(options));
     }
     case ActivationKind::kPrelu: {
-      const auto options = tnn::PReLUOptions().num_parameters(channels);
+      const auto options =
+          tnn::PReLUOptions().num_parameters(channels).init(spec.slope);
       return spec.torch_impl ? tnn::AnyModule(tnn::PReLU(options))
                              : tnn::AnyModule(leaky::nn::PReLU(options));
     }
@@ -100,30 +105,50 @@ torch::nn::AnyModule MakeActivation(const ActivationSpec& spec, int64_t channels
 
 namespace {
 
-// DCGAN's initialisation: N(0, 0.02) weights, zero biases; batch norm N(1, 0.02).
+template <class... Impl>
+bool IsA(const torch::nn::Module& m) {
+  return (... || (dynamic_cast<const Impl*>(&m) != nullptr));
+}
+
+// One module's own parameters, by its type (InitParameters' rule).
 void DcganInit(torch::nn::Module& module) {
+  namespace tnn = torch::nn;
+  const bool weighted = IsA<tnn::Conv2dImpl, tnn::ConvTranspose2dImpl, tnn::LinearImpl>(module);
+  const bool norm = IsA<tnn::BatchNorm1dImpl, tnn::BatchNorm2dImpl>(module);
+  if (!weighted && !norm) return;  // activations (PReLU's slope) keep their own values
   torch::NoGradGuard no_grad;
   for (auto& p : module.named_parameters(false)) {
     if (p.key() == "weight") {
-      if (dynamic_cast<torch::nn::BatchNorm1dImpl*>(&module) ||
-          dynamic_cast<torch::nn::BatchNorm2dImpl*>(&module)) {
-        p.value().normal_(1.0, 0.02);
-      } else {
-        p.value().normal_(0.0, 0.02);
-      }
+      p.value().normal_(norm ? 1.0 : 0.0, 0.02);
     } else if (p.key() == "bias") {
       p.value().zero_();
     }
   }
 }
 
-constexpr int64_t kMnistChannels[5] = {1, 16, 32, 64, 64};
+constexpr int64_t kMnistChannels[5] = {1, 16, 32, 64, 64};  // width 1
 constexpr int64_t kRingWidth = 64;
+
+int64_t Scaled(int64_t channels, const ModelShape& shape) {
+  TORCH_CHECK(shape.width == 1 || shape.width == 2, "model width must be 1 or 2");
+  return channels * shape.width;
+}
 
 }  // namespace
 
+int64_t LatentSize(Dataset data, ModelShape shape) {
+  return data == Dataset::kRing8 ? 8 : shape.width == 2 ? 100 : 64;
+}
+
+const char* InitName(Init init) { return init == Init::kDcgan ? "dcgan" : "default"; }
+
+void InitParameters(torch::nn::Module& module, Init init) {
+  if (init == Init::kDefault) return;
+  module.apply([](torch::nn::Module& m) { DcganInit(m); });
+}
+
 DiscriminatorImpl::DiscriminatorImpl(Dataset data, const std::vector<ActivationSpec>& acts,
-                                     bool batch_norm, int64_t seed)
+                                     bool batch_norm, int64_t seed, ModelShape shape)
     : image_(data == Dataset::kMnist) {
   TORCH_CHECK(acts.size() == kHidden, "the discriminator has 4 hidden layers");
   namespace tnn = torch::nn;
@@ -132,7 +157,8 @@ DiscriminatorImpl::DiscriminatorImpl(Dataset data, const std::vector<ActivationS
     tnn::AnyModule layer, norm;
     if (image_) {
       // 28 -> 14 -> 7 -> 4 -> 4.
-      const int64_t in = kMnistChannels[i], out = kMnistChannels[i + 1];
+      const int64_t in = i == 0 ? 1 : Scaled(kMnistChannels[i], shape);
+      const int64_t out = Scaled(kMnistChannels[i + 1], shape);
       const auto options = i < 2 ? tnn::Conv2dOptions(in, out, 4).stride(2).padding(1)
                            : i == 2 ? tnn::Conv2dOptions(in, out, 3).stride(2).padding(1)
                                     : tnn::Conv2dOptions(in, out, 3).stride(1).padding(1);
@@ -155,8 +181,9 @@ DiscriminatorImpl::DiscriminatorImpl(Dataset data, const std::vector<ActivationS
     acts_.push_back(MakeActivation(acts[static_cast<size_t>(i)], width, seed * 16 + i));
     register_module("act" + std::to_string(i + 1), acts_.back().ptr());
   }
-  head_ = register_module("head", tnn::Linear(image_ ? kMnistChannels[4] * 4 * 4 : kRingWidth, 1));
-  apply([](torch::nn::Module& m) { DcganInit(m); });
+  head_ = register_module(
+      "head", tnn::Linear(image_ ? Scaled(kMnistChannels[4], shape) * 4 * 4 : kRingWidth, 1));
+  InitParameters(*this, shape.init);
 }
 
 torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& x, DiscriminatorCapture* capture) {
@@ -171,24 +198,25 @@ torch::Tensor DiscriminatorImpl::forward(const torch::Tensor& x, DiscriminatorCa
   return head_->forward(h.flatten(1)).squeeze(1);
 }
 
-GeneratorImpl::GeneratorImpl(Dataset data) {
+GeneratorImpl::GeneratorImpl(Dataset data, ModelShape shape) {
   namespace tnn = torch::nn;
   if (data == Dataset::kMnist) {
-    latent_ = 64;
+    latent_ = LatentSize(data, shape);
+    const int64_t c1 = Scaled(64, shape), c2 = Scaled(32, shape);
     body_ = tnn::Sequential(
-        tnn::Linear(latent_, 64 * 7 * 7), tnn::BatchNorm1d(64 * 7 * 7), tnn::ReLU(),
-        tnn::Unflatten(tnn::UnflattenOptions(1, {64, 7, 7})),
-        tnn::ConvTranspose2d(tnn::ConvTranspose2dOptions(64, 32, 4).stride(2).padding(1)),
-        tnn::BatchNorm2d(32), tnn::ReLU(),
-        tnn::ConvTranspose2d(tnn::ConvTranspose2dOptions(32, 1, 4).stride(2).padding(1)),
+        tnn::Linear(latent_, c1 * 7 * 7), tnn::BatchNorm1d(c1 * 7 * 7), tnn::ReLU(),
+        tnn::Unflatten(tnn::UnflattenOptions(1, {c1, 7, 7})),
+        tnn::ConvTranspose2d(tnn::ConvTranspose2dOptions(c1, c2, 4).stride(2).padding(1)),
+        tnn::BatchNorm2d(c2), tnn::ReLU(),
+        tnn::ConvTranspose2d(tnn::ConvTranspose2dOptions(c2, 1, 4).stride(2).padding(1)),
         tnn::Tanh());
   } else {
-    latent_ = 8;
+    latent_ = LatentSize(data, shape);
     body_ = tnn::Sequential(tnn::Linear(latent_, 128), tnn::ReLU(), tnn::Linear(128, 128),
                             tnn::ReLU(), tnn::Linear(128, 2));
   }
   register_module("body", body_);
-  apply([](torch::nn::Module& m) { DcganInit(m); });
+  InitParameters(*this, shape.init);
 }
 
 torch::Tensor GeneratorImpl::forward(const torch::Tensor& z) { return body_->forward(z); }
@@ -207,17 +235,24 @@ ClassifierImpl::ClassifierImpl() {
 torch::Tensor ClassifierImpl::Features(const torch::Tensor& x) { return features_->forward(x); }
 torch::Tensor ClassifierImpl::forward(const torch::Tensor& x) { return out_->forward(Features(x)); }
 
-std::string DescribeModels(Dataset data) {
+std::string DescribeModels(Dataset data, ModelShape shape) {
+  const std::string init = shape.init == Init::kDcgan
+                               ? "DCGAN init by module type (conv/linear N(0, 0.02), zero bias; "
+                                 "BN N(1, 0.02); activation parameters their own)"
+                               : "LibTorch's default init";
   if (data == Dataset::kMnist) {
-    return "G: z(64) -> Linear 3136 -> BN -> ReLU -> [64,7,7] -> ConvT 4x4/2 32 -> BN -> ReLU -> "
-           "ConvT 4x4/2 1 -> tanh (28x28). D: Conv 4x4/2 16 (14x14) -> act1 -> Conv 4x4/2 32 "
-           "(7x7) -> [BN] -> act2 -> Conv 3x3/2 64 (4x4) -> [BN] -> act3 -> Conv 3x3/1 64 "
-           "(4x4) -> [BN] -> act4 -> Linear 1024 -> 1. Adam 2e-4, betas (0.5, 0.999), batch 64, "
-           "non-saturating loss; DCGAN init N(0, 0.02).";
+    const auto c = [&](int64_t channels) { return std::to_string(channels * shape.width); };
+    return "width " + std::to_string(shape.width) + ". G: z(" + std::to_string(LatentSize(data, shape)) +
+           ") -> Linear " + std::to_string(64 * shape.width * 49) + " -> BN -> ReLU -> [" + c(64) +
+           ",7,7] -> ConvT 4x4/2 " + c(32) + " -> BN -> ReLU -> ConvT 4x4/2 1 -> tanh (28x28). "
+           "D: Conv 4x4/2 " + c(16) + " (14x14) -> act1 -> Conv 4x4/2 " + c(32) +
+           " (7x7) -> [BN] -> act2 -> Conv 3x3/2 " + c(64) + " (4x4) -> [BN] -> act3 -> Conv "
+           "3x3/1 " + c(64) + " (4x4) -> [BN] -> act4 -> Linear " + std::to_string(64 * shape.width * 16) +
+           " -> 1. Adam 2e-4, betas (0.5, 0.999), batch 64, non-saturating loss; " + init + ".";
   }
   return "G: z(8) -> 128 -> ReLU -> 128 -> ReLU -> 2. D: 2 -> 64 -> act1 -> 64 -> [BN] -> act2 "
          "-> 64 -> [BN] -> act3 -> 64 -> [BN] -> act4 -> 1. Adam 2e-4, betas (0.5, 0.999), batch "
-         "256, non-saturating loss.";
+         "256, non-saturating loss; " + init + ".";
 }
 
 }  // namespace leaky::gan

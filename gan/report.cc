@@ -148,14 +148,22 @@ std::string SummaryTable(const json& results) {
         << v["seeds_completed"].get<int>() << "</td>";
     for (const auto& m : metrics) {
       const json& s = v["summary"][m.first];
-      out << "<td>" << Number(s["mean"].get<double>()) << " &plusmn; "
-          << Number(s["std"].get<double>(), "%.2g") << "<br><small>[" << Number(s["ci_low"].get<double>())
-          << ", " << Number(s["ci_high"].get<double>()) << "]</small></td>";
+      out << "<td>" << Number(s["mean"].get<double>());
+      if (s["n"].get<int>() < 2) {
+        out << "<br><small>(1 seed: no interval)</small></td>";
+        continue;
+      }
+      out << " &plusmn; " << Number(s["std"].get<double>(), "%.2g") << "<br><small>["
+          << Number(s["ci_low"].get<double>()) << ", " << Number(s["ci_high"].get<double>())
+          << "]</small></td>";
     }
     const json& d = v["summary"]["d_loss"];
-    out << "<td>" << Number(d["mean"].get<double>() / 2) << "<br><small>["
-        << Number(d["ci_low"].get<double>() / 2) << ", " << Number(d["ci_high"].get<double>() / 2)
-        << "]</small></td>";
+    out << "<td>" << Number(d["mean"].get<double>() / 2);
+    if (d["n"].get<int>() >= 2) {
+      out << "<br><small>[" << Number(d["ci_low"].get<double>() / 2) << ", "
+          << Number(d["ci_high"].get<double>() / 2) << "]</small>";
+    }
+    out << "</td>";
     for (const char* key : {"sparsity_zero", "sparsity_nonpos", "dead_channels"}) {
       out << "<td>";
       for (const json& x : v["final"][key]) out << Number(x.get<double>(), "%.2f") << " ";
@@ -163,8 +171,8 @@ std::string SummaryTable(const json& results) {
     }
     out << "</tr>";
   }
-  out << "</tbody></table><p class=\"note\">mean &plusmn; sample std over seeds, with a "
-         "percentile-bootstrap 95% interval of the mean (2000 resamples) below; D loss is the sum "
+  out << "</tbody></table><p class=\"note\">mean &plusmn; sample std over seeds, with the "
+         "Student-t 95% interval of the mean (n - 1 degrees of freedom) below; D loss is the sum "
          "of the real and fake terms (chance: 2 ln 2 = 1.386), D loss per term is half of it "
          "(chance: ln 2 = 0.693, the article's 0.69); the final "
          "values average the last tenth of the logged steps; quality metrics use "
@@ -174,7 +182,7 @@ std::string SummaryTable(const json& results) {
 
 std::string ClaimsTable(const json& claims) {
   std::ostringstream html;
-  html << "<table><thead><tr><th>claim</th><th>setting</th><th>measured: mean [95% bootstrap "
+  html << "<table><thead><tr><th>claim</th><th>setting</th><th>measured: mean [95% Student-t "
           "interval over seeds]</th><th>verdict</th></tr></thead><tbody>";
   for (const json& c : claims) {
     for (const json& s : c["settings"]) {
@@ -187,7 +195,8 @@ std::string ClaimsTable(const json& claims) {
   }
   html << "</tbody></table><p class=\"note\">How each claim is measured, and the bounds (fixed "
           "before the study ran): gan/claims.h and docs/study/README.md. A bound holds when the "
-          "whole interval satisfies it, fails when none of it does, else is unclear.</p>";
+          "whole interval satisfies it, fails when none of it does, else is unclear; fewer than 3 "
+          "seeds give no verdict.</p>";
   return html.str();
 }
 
@@ -257,6 +266,15 @@ std::string RenderReport(const json& results, const std::string& run_dir) {
        << " seed(s), " << results["threads"].get<int>() << " thread(s). Layers a variant does "
        << "not choose use " << Escape(results["base_activation"].get<std::string>()) << ".</p>"
        << "<p class=\"note\">Models: " << Escape(results["models"].get<std::string>()) << "</p>";
+  if (results.contains("classifier")) {
+    const json& c = results["classifier"];
+    html << "<p class=\"note\">Quality classifier: trained on " << c["train_digits"].get<int>()
+         << " digits, accuracy " << Number(100 * c["held_out_accuracy"].get<double>(), "%.2f")
+         << "% on the " << c["held_out_digits"].get<int>()
+         << " held out; FCD's real reference is held-out digits. <b>Real-vs-real FCD (the floor): "
+         << Number(c["real_fcd_floor"].get<double>()) << "</b> (two disjoint sets of "
+         << results["samples"].get<int>() << " real digits).</p>";
+  }
   if (results["stopped_early"].get<bool>()) {
     html << "<p><b>Stopped early (Ctrl-C): only the runs that finished are shown.</b></p>";
   }

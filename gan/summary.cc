@@ -43,6 +43,15 @@ json RowJson(const Row& r) {
           {"dead_channels", r.dead}};
 }
 
+json ProbeJson(const Probe& p) {
+  return {{"step", p.step},
+          {"dead_channels", p.dead},
+          {"zero_real", p.zero_real},
+          {"nonpos_real", p.nonpos_real},
+          {"zero_fake", p.zero_fake},
+          {"nonpos_fake", p.nonpos_fake}};
+}
+
 json SampleQuality(const LabConfig& config, const LabData& data, const torch::Tensor& samples) {
   torch::NoGradGuard no_grad;
   json quality;
@@ -80,6 +89,7 @@ json FinalOf(const TrainedRun& run, const json& quality) {
     }
     final[key] = per_layer;
   }
+  if (!run.probes.empty()) final["probe_dead_channels"] = run.probes.back().dead;
   for (const auto& item : quality.items()) {
     if (item.key() != "step") final[item.key()] = item.value();
   }
@@ -99,8 +109,10 @@ json SummaryOverSeeds(const std::vector<json>& finals) {
     std::vector<double> values;
     for (const json& f : finals) values.push_back(f[item.key()].get<double>());
     const Summary sum = Summarize(values);
-    summary[item.key()] = {{"mean", sum.mean}, {"std", sum.std}, {"ci_low", sum.ci_low},
-                           {"ci_high", sum.ci_high}, {"n", sum.n}};
+    summary[item.key()] = {{"mean", sum.mean},         {"std", sum.std},
+                           {"ci_low", sum.ci_low},     {"ci_high", sum.ci_high},
+                           {"boot_low", sum.boot_low}, {"boot_high", sum.boot_high},
+                           {"n", sum.n}};
   }
   return summary;
 }

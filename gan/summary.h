@@ -15,6 +15,7 @@
 namespace leaky::gan {
 
 nlohmann::json RowJson(const Row& r);
+nlohmann::json ProbeJson(const Probe& p);
 
 // The quality of generated samples (MNIST: FCD, class coverage and KL;
 // ring8: modes and the high-quality share).

@@ -33,6 +33,30 @@ torch::Tensor RealBatch(const LabConfig& c, const LabData& data, torch::Generato
   return data.digits.images.index_select(0, index);
 }
 
+// The dead-unit probe (Probe); draws nothing from any generator, so training
+// goes on exactly as without it.
+Probe ProbeUnits(const LabData& data, Generator& g, Discriminator& d, int step) {
+  torch::NoGradGuard no_grad;
+  g->eval();
+  d->eval();
+  DiscriminatorCapture real, fake;
+  d->forward(data.probe_real, &real);
+  d->forward(g->forward(data.probe_z), &fake);
+  g->train();
+  d->train();
+  Probe p{step, {}, {}, {}, {}, {}};
+  for (size_t l = 0; l < real.hidden.size(); ++l) {
+    p.dead.push_back(DeadChannelFraction(torch::cat({real.hidden[l], fake.hidden[l]}, 0)));
+    const auto [zero_real, nonpos_real] = Sparsity(real.hidden[l]);
+    const auto [zero_fake, nonpos_fake] = Sparsity(fake.hidden[l]);
+    p.zero_real.push_back(zero_real);
+    p.nonpos_real.push_back(nonpos_real);
+    p.zero_fake.push_back(zero_fake);
+    p.nonpos_fake.push_back(nonpos_fake);
+  }
+  return p;
+}
+
 }  // namespace
 
 std::vector<ActivationSpec> LayerActs(const LabConfig& config, const Variant& v) {
@@ -51,8 +75,8 @@ std::optional<TrainedRun> TrainRun(
     const std::function<void(int step, const torch::Tensor& samples)>& on_quality,
     const std::atomic<bool>& stop) {
   torch::manual_seed(static_cast<uint64_t>(seed));  // same weights for every variant
-  Generator g(c.data);
-  Discriminator d(c.data, LayerActs(c, v), v.batch_norm, seed);
+  Generator g(c.data, c.shape);
+  Discriminator d(c.data, LayerActs(c, v), v.batch_norm, seed, c.shape);
   torch::optim::Adam opt_g(g->parameters(), torch::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
   torch::optim::Adam opt_d(d->parameters(), torch::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
   torch::Generator data_gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 2 + 1);
@@ -121,6 +145,9 @@ std::optional<TrainedRun> TrainRun(
       g->eval();
       run.sample_grids.emplace_back(step, g->forward(data.fixed_z));
       g->train();
+    }
+    if (c.data == Dataset::kMnist && (step % c.probe_every == 0 || step == c.steps)) {
+      run.probes.push_back(ProbeUnits(data, g, d, step));
     }
     if (step % quality_every == 0 || step == c.steps) {
       torch::NoGradGuard no_grad;

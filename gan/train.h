@@ -24,9 +24,20 @@ namespace leaky::gan {
 struct LabData {
   Digits digits;                    // MNIST only
   Classifier classifier{nullptr};   // MNIST only: the quality metrics' classifier
-  torch::Tensor real_features;      // classifier features of real digits
+  double classifier_accuracy = 0;   // on the 2,000 held-out digits it never saw
+  torch::Tensor real_features;      // classifier features of `samples` held-out digits
+  double real_fcd_floor = 0;        // FCD of those against `samples` other held-out digits
   torch::Tensor fixed_z;            // the sample grids' noise
+  torch::Tensor probe_real;         // MNIST: the dead-unit probes' real images
+  torch::Tensor probe_z;            // MNIST: the probes' generator noise
 };
+
+// MNIST's fixed split: the classifier trains on kClassifierTrainDigits of
+// the 10,000 digits (a fixed permutation), the rest are held out for its
+// accuracy and the FCD's real reference.
+inline constexpr int64_t kClassifierTrainDigits = 8000;
+// Real and generated images of each dead-unit probe.
+inline constexpr int64_t kProbeImages = 512;
 
 // One logged step.
 struct Row {
@@ -35,8 +46,20 @@ struct Row {
   std::vector<double> zero, nonpos, dead;  // per hidden layer
 };
 
+// A dead-unit probe at a checkpoint: the discriminator in eval mode (batch
+// norm on its running statistics, RReLU at its mean slope) on the same
+// kProbeImages real digits and kProbeImages samples of fixed noise (the
+// generator in eval mode), per hidden layer: the fraction of channels never
+// above 0 on any of the 2 x kProbeImages images, and the fractions of
+// activations exactly 0 and <= 0 on the real and on the generated images.
+struct Probe {
+  int step;
+  std::vector<double> dead, zero_real, nonpos_real, zero_fake, nonpos_fake;
+};
+
 struct TrainedRun {
   std::vector<Row> rows;
+  std::vector<Probe> probes;   // MNIST: every probe_every steps and at the last
   std::vector<std::pair<int, torch::Tensor>> sample_grids;  // (step, generated samples)
   torch::Tensor preact2;       // layer 2's pre-activations at the last logged step
   double step_ms = 0;          // mean over all steps

@@ -23,6 +23,7 @@ if [ "${LEAKY_BOOTSTRAP_MINIMAL:-0}" != 1 ]; then
     libdnnl-dev libxnnpack-dev
     libopenblas0-pthread
     zlib1g-dev  # the GAN lab's PNG sample grids
+    libboost-math-dev  # the GAN lab's Student-t quantiles and sign-test binomial tails
     chromium    # the GAN lab's report is opened headless as a test of the page
     slurm-wlm munge  # the GAN lab's --slurm, tested on a one-node cluster on loopback
   )

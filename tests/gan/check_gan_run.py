@@ -45,7 +45,8 @@ for variant in first["variants"]:
     assert 0 <= final["modes_covered"] <= 8
     assert variant["seeds_completed"] == 2 and len(variant["history"]) == 2
     assert len(variant["history"][0]) == 6, len(variant["history"][0])  # steps 10..60
-    assert set(variant["summary"]["d_loss"]) == {"mean", "std", "ci_low", "ci_high", "n"}
+    assert set(variant["summary"]["d_loss"]) == {"mean", "std", "ci_low", "ci_high", "boot_low",
+                                                 "boot_high", "n"}
     run_dir = os.path.join(scratch, "first", variant["name"])
     assert os.path.exists(os.path.join(run_dir, "seed0.csv"))
     assert os.path.exists(os.path.join(run_dir, "samples_step60.png"))

@@ -78,17 +78,47 @@ TEST(GanMetrics, Ring8ModeCountingOnPlantedSamples) {
   EXPECT_NEAR(good, 1 - std::exp(-4.5), 0.006);
 }
 
-TEST(GanMetrics, SummaryMeanStdAndBootstrap) {
+// Values computed by hand: {1, 2, 3, 4} has mean 2.5, sd sqrt(5/3) =
+// 1.2909944, standard error 0.6454972; t(0.975, 3) = 3.1824463 (tables),
+// so the interval is 2.5 -+ 2.0542603 = [0.4457397, 4.5542603]. The
+// bootstrap interval lies inside the data's range and is narrower.
+TEST(GanMetrics, SummaryStudentTIntervalAndBootstrapBeside) {
   const Summary s = Summarize({1.0, 2.0, 3.0, 4.0});
   EXPECT_DOUBLE_EQ(s.mean, 2.5);
   EXPECT_NEAR(s.std, std::sqrt(5.0 / 3.0), 1e-12);
-  EXPECT_LE(s.ci_low, s.mean);
-  EXPECT_GE(s.ci_high, s.mean);
-  EXPECT_GE(s.ci_low, 1.0);
-  EXPECT_LE(s.ci_high, 4.0);
+  EXPECT_NEAR(s.ci_low, 0.4457397, 1e-6);
+  EXPECT_NEAR(s.ci_high, 4.5542603, 1e-6);
+  EXPECT_GE(s.boot_low, 1.0);
+  EXPECT_LE(s.boot_high, 4.0);
+  EXPECT_GT(s.boot_low, s.ci_low);
+  EXPECT_LT(s.boot_high, s.ci_high);
   const Summary one = Summarize({7.0});
   EXPECT_EQ(one.std, 0.0);
   EXPECT_EQ(one.ci_low, 7.0);
+  EXPECT_EQ(one.n, 1);
+}
+
+// t quantiles from printed tables (two-sided 95%).
+TEST(GanMetrics, StudentTQuantilesMatchTables) {
+  EXPECT_NEAR(StudentT975(1), 12.7062047, 1e-6);
+  EXPECT_NEAR(StudentT975(4), 2.7764451, 1e-6);
+  EXPECT_NEAR(StudentT975(9), 2.2621572, 1e-6);
+}
+
+// By hand: 5 of 5 positive: p = 2 * (1/2)^5 = 0.0625; 4 of 5: 2 * (1 + 5) / 32
+// = 0.375; 7 of 10 (a tie dropped from 11): 2 * (1 + 10 + 45 + 120) / 1024 =
+// 0.34375; balanced: p = 1.
+TEST(GanMetrics, SignTestExactBinomialTail) {
+  const SignTest all = SignTestOf({1, 2, 3, 4, 5});
+  EXPECT_EQ(all.positive, 5);
+  EXPECT_EQ(all.negative, 0);
+  EXPECT_NEAR(all.p, 0.0625, 1e-12);
+  EXPECT_NEAR(SignTestOf({1, 2, 3, 4, -5}).p, 0.375, 1e-12);
+  const SignTest ten = SignTestOf({1, 1, 1, 1, 1, 1, 1, -1, -1, -1, 0});
+  EXPECT_EQ(ten.ties, 1);
+  EXPECT_NEAR(ten.p, 0.34375, 1e-12);
+  EXPECT_NEAR(SignTestOf({1, -1}).p, 1.0, 1e-12);
+  EXPECT_EQ(SignTestOf({0, 0}).p, 1.0);
 }
 
 TEST(GanMetrics, PrecisionCountsFlushedNegatives) {

@@ -20,6 +20,7 @@
 #include "models.h"
 #include "precision.h"
 #include "report.h"
+#include "tables.h"
 
 namespace leaky::tools {
 namespace {
@@ -41,14 +42,14 @@ std::vector<std::string> Split(const std::string& text, char sep) {
 
 // A discriminator training step (forward, backward on a real batch) with
 // this library's LeakyReLU against torch::nn::LeakyReLU, interleaved.
-json SpeedCheck(gan::Dataset data, int batch) {
+json SpeedCheck(gan::Dataset data, gan::ModelShape shape, int batch) {
   using gan::Discriminator;
   std::vector<ActivationSpec> ours(4, gan::ParseActivation("lrelu:0.2"));
   std::vector<ActivationSpec> theirs(4, gan::ParseActivation("lrelu:0.2@torch"));
   torch::manual_seed(0);
-  Discriminator a(data, ours, false, 0);
+  Discriminator a(data, ours, false, 0, shape);
   torch::manual_seed(0);
-  Discriminator b(data, theirs, false, 0);
+  Discriminator b(data, theirs, false, 0, shape);
   const torch::Tensor x = data == gan::Dataset::kMnist ? torch::randn({batch, 1, 28, 28})
                                                        : torch::randn({batch * 4, 2});
   auto time = [&](Discriminator& d) {
@@ -123,6 +124,13 @@ gan::LabConfig MakeConfig(const GanOptions& o) {
   c.out_dir = o.out;
   c.data_dir = o.data_dir;
   c.base_act = gan::ParseActivation(o.base);
+  c.shape.width = o.width;
+  c.shape.init = o.init == "default" ? gan::Init::kDefault : gan::Init::kDcgan;
+  if (c.data == gan::Dataset::kMnist && c.samples > 1000) {
+    throw std::invalid_argument("--samples " + std::to_string(c.samples) +
+                                ": at most 1000 on MNIST (two real sets of that size come from "
+                                "its 2,000 held-out digits)");
+  }
   c.terminal = isatty(STDERR_FILENO) != 0;
   std::vector<int> layer_list;
   if (layers != "all") {
@@ -136,7 +144,14 @@ gan::LabConfig MakeConfig(const GanOptions& o) {
   for (bool bn : {false, true}) {
     if ((bn && norm == "none") || (!bn && norm == "batch")) continue;
     for (const std::string& a : Split(acts, ',')) {
-      gan::Variant v{a + (bn ? "+bn" : ""), gan::ParseActivation(a), layer_list, bn};
+      const gan::ActivationSpec spec = gan::ParseActivation(a);
+      // Variants are named as the activation prints ("prelu:0.25" is "prelu").
+      gan::Variant v{spec.Name() + (bn ? "+bn" : ""), spec, layer_list, bn};
+      for (const gan::Variant& earlier : c.variants) {
+        if (earlier.name == v.name) {
+          throw std::invalid_argument("--acts: " + a + " is given twice (each variant trains once)");
+        }
+      }
       c.variants.push_back(v);
     }
   }
@@ -157,6 +172,12 @@ gan::LabConfig MakeConfig(const GanOptions& o) {
 }
 
 void PrintFinals(const json& results) {
+  if (results.contains("classifier")) {
+    std::printf("  quality classifier: %.2f%% on %d held-out digits; real-vs-real FCD (the floor) %.2f\n",
+                100 * results["classifier"]["held_out_accuracy"].get<double>(),
+                results["classifier"]["held_out_digits"].get<int>(),
+                results["classifier"]["real_fcd_floor"].get<double>());
+  }
   for (const json& v : results["variants"]) {
     const json& f = v["final"];
     std::printf("  %-16s D loss %.3f  D(x) %.3f  D(G(z)) %.3f  |grad1| %.3g  ",
@@ -189,26 +210,74 @@ void AddMergeCommand(CLI::App& gan_cmd, std::function<int()>& run) {
   });
 }
 
-// `leaky gan claims DIR`: the claims table of a study as Markdown.
+// `leaky gan claims DIR [DIR...]`: the claims table of a study as Markdown;
+// of several studies (setups), one table with a verdict column per setup.
 void AddClaimsCommand(CLI::App& gan_cmd, std::function<int()>& run) {
-  auto* cmd = gan_cmd.add_subcommand("claims", "the article's claims as measured by a study, as Markdown");
-  auto dir = std::make_shared<std::string>();
-  cmd->add_option("dir", *dir, "a run folder with results.json")->required();
-  cmd->callback([dir, &run] {
-    run = [dir] {
-      std::ifstream in(std::filesystem::path(*dir) / "results.json");
-      if (!in) throw std::runtime_error(*dir + " has no results.json");
-      const json results = json::parse(in, nullptr, false);
-      // Measured again from the runs (not read back), so the table always
-      // follows this version's definitions.
-      const json claims = results.is_discarded() || !results.contains("variants")
-                              ? json()
-                              : gan::MeasureClaims(results);
-      if (claims.is_null()) {
-        throw std::runtime_error(*dir + "/results.json measures no claims (an MNIST study with "
-                                 "relu and lrelu:0.2 variants does)");
+  auto* cmd = gan_cmd.add_subcommand(
+      "claims", "the article's claims as measured by a study (or by several setups), as Markdown");
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("dirs", *dirs, "run folders with results.json (several: a column per setup)")
+      ->required();
+  cmd->callback([dirs, &run] {
+    run = [dirs] {
+      std::vector<std::pair<std::string, json>> setups;
+      for (const std::string& dir : *dirs) {
+        std::ifstream in(std::filesystem::path(dir) / "results.json");
+        if (!in) throw std::runtime_error(dir + " has no results.json");
+        const json results = json::parse(in, nullptr, false);
+        // Measured again from the runs (not read back), so the table always
+        // follows this version's definitions.
+        const json claims = results.is_discarded() || !results.contains("variants")
+                                ? json()
+                                : gan::MeasureClaims(results);
+        if (claims.is_null()) {
+          throw std::runtime_error(dir + "/results.json measures no claims (an MNIST study with "
+                                   "relu and lrelu:0.2 variants does)");
+        }
+        std::filesystem::path path(dir);
+        if (path.filename().empty()) path = path.parent_path();  // "dir/"
+        setups.emplace_back(path.filename().string(), claims);
       }
-      std::printf("%s", gan::ClaimsMarkdown(claims).c_str());
+      std::printf("%s", setups.size() == 1 ? gan::ClaimsMarkdown(setups[0].second).c_str()
+                                           : gan::ClaimsBySetupMarkdown(setups).c_str());
+      return 0;
+    };
+  });
+}
+
+json ReadStudy(const std::string& dir) {
+  std::ifstream in(std::filesystem::path(dir) / "results.json");
+  if (!in) throw std::runtime_error(dir + " has no results.json");
+  json results = json::parse(in, nullptr, false);
+  if (results.is_discarded() || !results.contains("variants") || results["dataset"] != "mnist") {
+    throw std::runtime_error(dir + "/results.json is not an MNIST study of the lab");
+  }
+  return results;
+}
+
+// `leaky gan table crossing DIR...` / `leaky gan table settle DIR`: the
+// study's registered tables (docs/study/PLAN.md) as Markdown.
+void AddTableCommand(CLI::App& gan_cmd, std::function<int()>& run) {
+  auto* cmd = gan_cmd.add_subcommand(
+      "table", "a registered study table as Markdown: crossing (setups side by side) or settle "
+               "(a long study's windows and final slopes)");
+  auto kind = std::make_shared<std::string>();
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("kind", *kind, "crossing or settle")
+      ->required()
+      ->check(CLI::IsMember({"crossing", "settle"}));
+  cmd->add_option("dirs", *dirs, "run folders with results.json")->required();
+  cmd->callback([kind, dirs, &run] {
+    run = [kind, dirs] {
+      std::vector<json> studies;
+      for (const std::string& dir : *dirs) studies.push_back(ReadStudy(dir));
+      if (*kind == "settle" && studies.size() != 1) {
+        throw std::invalid_argument("table settle: give one study folder");
+      }
+      const std::string md =
+          *kind == "crossing" ? gan::CrossingMarkdown(studies) : gan::SettleMarkdown(studies[0]);
+      if (md.empty()) throw std::runtime_error("the study has no relu and lrelu:0.2 variants");
+      std::printf("%s", md.c_str());
       return 0;
     };
   });
@@ -241,6 +310,8 @@ std::vector<std::string> ShardArgs(const GanOptions& o, const gan::LabConfig& c,
   add_number("--log-every", o.log_every);
   add_number("--samples", o.samples);
   add_number("--threads", threads);
+  add_number("--width", o.width);
+  add("--init", o.init);
   add("--data-dir", fs::absolute(o.data_dir).string());
   add("--out", (run_dir / "shards").string());
   add("--name", ShardDir(run_dir, k, n).filename().string());
@@ -270,6 +341,14 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--d-act-layers", o->layers, "discriminator layers (1-4) that get the activation, or 'all'");
   cmd->add_option("--d-norm", o->norm, "none, batch or both")->check(CLI::IsMember({"none", "batch", "both"}));
   cmd->add_option("--base-act", o->base, "the activation of the other layers");
+  cmd->add_option("--width", o->width,
+                  "model size: 1 (D 16/32/64/64, G 64x7x7, latent 64) or 2 (every channel "
+                  "doubled, latent 100)")
+      ->check(CLI::IsMember({1, 2}));
+  cmd->add_option("--init", o->init,
+                  "dcgan (conv/linear N(0, 0.02), BN N(1, 0.02), by module type) or default "
+                  "(LibTorch's)")
+      ->check(CLI::IsMember({"dcgan", "default"}));
   cmd->add_option("--steps", o->steps, "training steps per run")->check(CLI::PositiveNumber);
   cmd->add_option("--seeds", o->seeds, "seeds per variant")->check(CLI::PositiveNumber);
   cmd->add_option("--first-seed", o->first_seed,
@@ -299,8 +378,12 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
                   "more sbatch options for both jobs, e.g. \"--partition=gpu --time=2:00:00\"");
   AddMergeCommand(*cmd, run);
   AddClaimsCommand(*cmd, run);
+  AddTableCommand(*cmd, run);
   cmd->callback([o, cmd, &run] {
-    if (cmd->got_subcommand("merge") || cmd->got_subcommand("claims")) return;
+    if (cmd->got_subcommand("merge") || cmd->got_subcommand("claims") ||
+        cmd->got_subcommand("table")) {
+      return;
+    }
     run = [o] {
       const gan::LabConfig c = MakeConfig(*o);
       if ((o->jobs > 1 || o->slurm || o->slurm_dry_run) && !o->shard.empty()) {
@@ -312,7 +395,7 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
       json results = gan::RunLab(c, g_stop);
       // One speed check per study: a shard other than the first skips it.
       if (o->speed_check && !g_stop && c.shard_index == 1) {
-        results["speed_check"] = SpeedCheck(c.data, c.batch);
+        results["speed_check"] = SpeedCheck(c.data, c.shape, c.batch);
       }
       WriteResults(results, std::filesystem::path(c.out_dir) / c.name);
       return g_stop ? 130 : 0;

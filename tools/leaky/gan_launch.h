@@ -20,7 +20,9 @@ namespace leaky::tools {
 struct GanOptions {
   std::string preset = "default", data, acts, layers, norm, base = "lrelu:0.2", name,
               out = "runs", data_dir = "data/mnist", shard, slurm_args;
-  int steps = 0, seeds = 0, first_seed = 0, log_every = 0, threads = 0, samples = 0, jobs = 1;
+  std::string init = "dcgan";
+  int steps = 0, seeds = 0, first_seed = 0, log_every = 0, threads = 0, samples = 0, jobs = 1,
+      width = 1;
   bool speed_check = true, slurm = false, slurm_dry_run = false;
 };
 

@@ -193,7 +193,9 @@ class BiasActImpl : public torch::nn::Cloneable<BiasActImpl> {
   explicit BiasActImpl(const BiasActOptions& options_) : options(options_) { reset(); }
   void reset() override {
     if (options.bias()) bias = register_parameter("bias", torch::zeros({options.channels()}));
-    seed = options.seed().value_or(ops::fresh_seed());
+    // Not value_or: its argument would draw from torch's generator even when
+    // a seed is given, shifting every later draw (the GAN lab's weights).
+    seed = options.seed().has_value() ? *options.seed() : ops::fresh_seed();
     offset = 0;
   }
   at::Tensor forward(const at::Tensor& input) {
@@ -238,7 +240,7 @@ class RReLUImpl : public torch::nn::Cloneable<RReLUImpl> {
  public:
   explicit RReLUImpl(const torch::nn::RReLUOptions& options_ = {},
                      c10::optional<int64_t> seed_ = c10::nullopt)
-      : options(options_), seed(seed_.value_or(ops::fresh_seed())) {
+      : options(options_), seed(seed_.has_value() ? *seed_ : ops::fresh_seed()) {
     TORCH_CHECK(!options.inplace(), "leaky::nn::RReLU: inplace is not supported");
   }
   void reset() override { offset = 0; }

@@ -1,0 +1,58 @@
+"""`leaky gan` on MNIST, short: the quality measure's floor and the
+dead-unit probes in results.json (issue 23), at width 2 with PReLU.
+
+- the classifier's held-out accuracy (trained on 8,000 digits, measured on
+  the other 2,000) is recorded and plausible;
+- the real-vs-real FCD floor is recorded, positive and below every
+  variant's FCD after 40 steps of training;
+- every run carries dead-unit probes (every --probe-every steps and the
+  last) with per-layer fractions in [0, 1];
+- --samples above 1,000 is refused in one line (two real sets of that size
+  must fit in the 2,000 held-out digits).
+
+usage: check_gan_mnist.py <leaky binary> <scratch dir> <checkout>"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+leaky, scratch, checkout = sys.argv[1], sys.argv[2], sys.argv[3]
+shutil.rmtree(scratch, ignore_errors=True)
+os.makedirs(scratch)
+fetch = subprocess.run(["bash", os.path.join(checkout, "scripts", "fetch_mnist.sh")],
+                       capture_output=True, text=True, timeout=600)
+assert fetch.returncode == 0, fetch.stderr
+data = os.path.join(checkout, "data", "mnist")
+base = [leaky, "gan", "--data", "mnist", "--steps", "40", "--log-every", "10", "--seeds", "1",
+        "--acts", "relu,prelu", "--width", "2", "--threads", "1",
+        "--no-speed-check", "--data-dir", data, "--out", scratch]
+result = subprocess.run(base + ["--name", "mnist", "--samples", "300"], capture_output=True, text=True, timeout=600)
+assert result.returncode == 0, result.stderr[-3000:] + result.stdout
+with open(os.path.join(scratch, "mnist", "results.json")) as f:
+    r = json.load(f)
+assert r["width"] == 2 and r["init"] == "dcgan" and r["lab_version"] == 3, r.keys()
+c = r["classifier"]
+assert c["train_digits"] == 8000 and c["held_out_digits"] == 2000, c
+assert 0.85 < c["held_out_accuracy"] <= 1.0, c
+assert 0 < c["real_fcd_floor"], c
+assert "real-vs-real FCD (the floor)" in result.stdout, result.stdout
+for v in r["variants"]:
+    assert v["final"]["fcd"] > c["real_fcd_floor"], (v["name"], v["final"]["fcd"], c)
+    probes = v["probe_history"][0]
+    assert [p["step"] for p in probes] == [40], probes
+    for key in ("dead_channels", "zero_real", "nonpos_real", "zero_fake", "nonpos_fake"):
+        assert len(probes[0][key]) == 4 and all(0 <= x <= 1 for x in probes[0][key]), (key, probes)
+    assert v["final"]["probe_dead_channels"] == probes[-1]["dead_channels"]
+# PReLU's outputs are never exactly zero on these inputs; ReLU's layer 2 is.
+relu, prelu = (v["probe_history"][0][0] for v in r["variants"])
+assert relu["zero_real"][1] > 0.05 and prelu["zero_real"][1] == 0.0, (relu, prelu)
+html = open(os.path.join(scratch, "mnist", "report.html")).read()
+assert "Real-vs-real FCD (the floor)" in html and "held out" in html
+
+bad = subprocess.run(base + ["--name", "bad", "--samples", "1001"], capture_output=True, text=True,
+                     timeout=60)
+assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "--samples 1001" in bad.stderr, bad.stderr
+assert not os.path.exists(os.path.join(scratch, "bad"))
+print("gan mnist: classifier %.4f held out, floor %.2f, FCD %s" % (
+    c["held_out_accuracy"], c["real_fcd_floor"], [round(v["final"]["fcd"], 1) for v in r["variants"]]))
