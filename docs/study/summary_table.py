@@ -1,6 +1,8 @@
 """The summary table of docs/study/README.md from a study's results.json:
-per variant, mean over seeds [95% bootstrap interval] of the final values
-(the last tenth of the logged steps; quality from the final generator).
+per variant, mean over seeds [95% Student-t interval] of the final values
+(the last tenth of the logged steps; quality from the final generator),
+under a line with the FCD classifier's held-out accuracy and the
+real-vs-real FCD floor (studies of lab version 3 and later).
 
 usage: python3 docs/study/summary_table.py docs/study/dcgan-3000/results.json
 """
@@ -10,6 +12,8 @@ import sys
 
 def cell(summary, scale=1.0, digits=3):
     s = summary
+    if s["n"] < 2:
+        return f"{s['mean'] * scale:.{digits}g} (n={s['n']})"
     return (f"{s['mean'] * scale:.{digits}g} "
             f"[{s['ci_low'] * scale:.{digits}g}, {s['ci_high'] * scale:.{digits}g}]")
 
@@ -17,6 +21,12 @@ def cell(summary, scale=1.0, digits=3):
 def main(path):
     with open(path) as f:
         results = json.load(f)
+    if "classifier" in results:
+        c = results["classifier"]
+        print(f"FCD classifier: {100 * c['held_out_accuracy']:.2f}% on {c['held_out_digits']} "
+              f"held-out digits; real-vs-real FCD floor ({results['samples']} vs "
+              f"{results['samples']} held-out digits): {c['real_fcd_floor']:.4g}")
+        print()
     print("| variant | seeds | D loss (sum) | D loss per term | G loss | FCD | classes "
           "| layer 2 exactly 0 | layer 2 <= 0 |")
     print("|---|---|---|---|---|---|---|---|---|")

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 
-leaky, scratch, checkout = sys.argv[1], sys.argv[2], sys.argv[3]
+leaky, scratch, checkout = (os.path.abspath(a) for a in sys.argv[1:4])
 shutil.rmtree(scratch, ignore_errors=True)
 os.makedirs(scratch)
 fetch = subprocess.run(["bash", os.path.join(checkout, "scripts", "fetch_mnist.sh")],
@@ -54,5 +54,20 @@ bad = subprocess.run(base + ["--name", "bad", "--samples", "1001"], capture_outp
                      timeout=60)
 assert bad.returncode != 0 and bad.stderr.count("\n") == 1 and "--samples 1001" in bad.stderr, bad.stderr
 assert not os.path.exists(os.path.join(scratch, "bad"))
+# From another working directory, without --data-dir: the checkout's digits
+# are found (the default), or LEAKY_DATA_DIR's; a folder without digits is
+# named in one line with the option and the command that fills it.
+env = {k: v for k, v in os.environ.items() if k != "LEAKY_DATA_DIR"}
+anywhere = [a for a in base if a != data and a != "--data-dir"]
+ok = subprocess.run(anywhere + ["--name", "anywhere", "--samples", "100"],
+                    capture_output=True, text=True, timeout=600, cwd=scratch, env=env)
+assert ok.returncode == 0, ok.stderr[-2000:]
+empty = os.path.join(scratch, "no-digits")
+os.makedirs(empty)
+missing = subprocess.run(anywhere + ["--name", "missing"], capture_output=True, text=True,
+                         timeout=60, cwd=scratch, env=dict(env, LEAKY_DATA_DIR=empty))
+assert missing.returncode != 0 and missing.stderr.count("\n") == 1, missing.stderr
+assert empty in missing.stderr and "--data-dir" in missing.stderr, missing.stderr
+assert "fetch_mnist.sh " + empty in missing.stderr, missing.stderr
 print("gan mnist: classifier %.4f held out, floor %.2f, FCD %s" % (
     c["held_out_accuracy"], c["real_fcd_floor"], [round(v["final"]["fcd"], 1) for v in r["variants"]]))

@@ -122,10 +122,14 @@ gan::LabConfig MakeConfig(const GanOptions& o) {
   if (o.samples > 0) c.samples = o.samples;
   c.threads = o.threads;
   c.out_dir = o.out;
-  c.data_dir = o.data_dir;
+  c.data_dir = o.data_dir.empty() ? DefaultDataDir() : o.data_dir;
   c.base_act = gan::ParseActivation(o.base);
   c.shape.width = o.width;
   c.shape.init = o.init == "default" ? gan::Init::kDefault : gan::Init::kDcgan;
+  if (c.samples < 10) {
+    throw std::invalid_argument("--samples " + std::to_string(c.samples) +
+                                ": the quality metrics need at least 10 generated samples");
+  }
   if (c.data == gan::Dataset::kMnist && c.samples > 1000) {
     throw std::invalid_argument("--samples " + std::to_string(c.samples) +
                                 ": at most 1000 on MNIST (two real sets of that size come from "
@@ -285,6 +289,11 @@ void AddTableCommand(CLI::App& gan_cmd, std::function<int()>& run) {
 
 }  // namespace
 
+std::string DefaultDataDir() {
+  if (const char* env = std::getenv("LEAKY_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  return LEAKY_SOURCE_DIR "/data/mnist";
+}
+
 std::filesystem::path ShardDir(const std::filesystem::path& run_dir, const std::string& k, int n) {
   return run_dir / "shards" / ("shard-" + k + "-of-" + std::to_string(n));
 }
@@ -312,7 +321,7 @@ std::vector<std::string> ShardArgs(const GanOptions& o, const gan::LabConfig& c,
   add_number("--threads", threads);
   add_number("--width", o.width);
   add("--init", o.init);
-  add("--data-dir", fs::absolute(o.data_dir).string());
+  add("--data-dir", fs::absolute(c.data_dir).string());
   add("--out", (run_dir / "shards").string());
   add("--name", ShardDir(run_dir, k, n).filename().string());
   add("--shard", k + "/" + std::to_string(n));
@@ -363,7 +372,9 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--name", o->name, "run name: output in <out>/<name>");
   cmd->add_option("--out", o->out, "output root");
-  cmd->add_option("--data-dir", o->data_dir, "where scripts/fetch_mnist.sh put the digits");
+  cmd->add_option("--data-dir", o->data_dir,
+                  "where scripts/fetch_mnist.sh put the digits (default: $LEAKY_DATA_DIR, else " +
+                      DefaultDataDir() + ")");
   cmd->add_flag("!--no-speed-check", o->speed_check, "skip the LeakyReLU step-time comparison");
   cmd->add_option("--shard", o->shard,
                   "K/N: run only the K-th of N slices of the runs, into <out>/<name> (merge them "

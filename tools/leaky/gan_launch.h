@@ -19,12 +19,17 @@ namespace leaky::tools {
 // `leaky gan`'s options as the user gave them (empty or 0: the preset's).
 struct GanOptions {
   std::string preset = "default", data, acts, layers, norm, base = "lrelu:0.2", name,
-              out = "runs", data_dir = "data/mnist", shard, slurm_args;
+              out = "runs", data_dir, shard, slurm_args;
   std::string init = "dcgan";
   int steps = 0, seeds = 0, first_seed = 0, log_every = 0, threads = 0, samples = 0, jobs = 1,
       width = 1;
   bool speed_check = true, slurm = false, slurm_dry_run = false;
 };
+
+// Where the MNIST digits are when --data-dir is not given: $LEAKY_DATA_DIR,
+// else the checkout's data/mnist (scripts/fetch_mnist.sh's default), so the
+// lab finds them from any working directory.
+std::string DefaultDataDir();
 
 // The folder of shard K of N inside a run folder.
 std::filesystem::path ShardDir(const std::filesystem::path& run_dir, const std::string& k, int n);
