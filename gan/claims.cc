@@ -122,51 +122,38 @@ json MeasureClaims(const json& results) {
   const auto d_std = [&](const json& rows, const json&) { return StdAfter(rows, "d_loss", last_third); };
   const std::string window = "steps " + Format(w.from) + "-" + Format(w.to);
 
+  using Measure = std::function<json(const std::string& suffix)>;  // null if its variants are absent
   struct Claim {
     std::string id, text;
-    std::function<json(const std::string& suffix)> measure;  // null if its variants are absent
+    Measure measure;
+  };
+  // A one-part claim on a variant's layer-2 fraction in the window.
+  const auto layer2_fraction = [&](std::string variant, std::string label, PerRun fraction,
+                                   std::string what, double low, double high,
+                                   std::string bound) -> Measure {
+    return [&results, &window, variant, label, fraction, what, low, high,
+            bound](const std::string& sfx) -> json {
+      const json* v = FindVariant(results, variant + sfx);
+      if (!v) return nullptr;
+      const Summary s = PerSeed(RunsOf(*v), fraction);
+      const Result r = Check(s, low, high);
+      return {{"parts", {Part(label + " layer 2, fraction " + what + ", " + window, s, bound, r)}},
+              {"verdict", Verdict({r})}};
+    };
   };
   const std::vector<Claim> claims = {
       {"relu_sparsity",
        "ReLU: more than 85% of layer 2's activations exactly zero by about step 2,000",
-       [&](const std::string& sfx) -> json {
-         const json* relu = FindVariant(results, "relu" + sfx);
-         if (!relu) return nullptr;
-         const Summary s = PerSeed(RunsOf(*relu), layer2_zero);
-         const Result r = Check(s, 0.85, 1.0);
-         return {{"parts", {Part("ReLU layer 2, fraction exactly 0, " + window, s, "> 0.85", r)}},
-                 {"verdict", Verdict({r})}};
-       }},
+       layer2_fraction("relu", "ReLU", layer2_zero, "exactly 0", 0.85, 1.0, "> 0.85")},
       {"relu_sparsity_82",
        "ReLU: more than 82% of layer 2's activations exactly zero (the text's other figure)",
-       [&](const std::string& sfx) -> json {
-         const json* relu = FindVariant(results, "relu" + sfx);
-         if (!relu) return nullptr;
-         const Summary s = PerSeed(RunsOf(*relu), layer2_zero);
-         const Result r = Check(s, 0.82, 1.0);
-         return {{"parts", {Part("ReLU layer 2, fraction exactly 0, " + window, s, "> 0.82", r)}},
-                 {"verdict", Verdict({r})}};
-       }},
+       layer2_fraction("relu", "ReLU", layer2_zero, "exactly 0", 0.82, 1.0, "> 0.82")},
       {"lrelu_sparsity",
        "LeakyReLU: about 30% sparsity, as the fraction <= 0 (the only reading that can give 30%)",
-       [&](const std::string& sfx) -> json {
-         const json* lrelu = FindVariant(results, "lrelu:0.2" + sfx);
-         if (!lrelu) return nullptr;
-         const Summary s = PerSeed(RunsOf(*lrelu), layer2_nonpos);
-         const Result r = Check(s, 0.25, 0.35);
-         return {{"parts", {Part("LeakyReLU layer 2, fraction <= 0, " + window, s, "0.25-0.35", r)}},
-                 {"verdict", Verdict({r})}};
-       }},
+       layer2_fraction("lrelu:0.2", "LeakyReLU", layer2_nonpos, "<= 0", 0.25, 0.35, "0.25-0.35")},
       {"lrelu_sparsity_zero",
        "LeakyReLU: about 30% sparsity, as the fraction exactly 0 (the literal reading)",
-       [&](const std::string& sfx) -> json {
-         const json* lrelu = FindVariant(results, "lrelu:0.2" + sfx);
-         if (!lrelu) return nullptr;
-         const Summary s = PerSeed(RunsOf(*lrelu), layer2_zero);
-         const Result r = Check(s, 0.25, 0.35);
-         return {{"parts", {Part("LeakyReLU layer 2, fraction exactly 0, " + window, s, "0.25-0.35", r)}},
-                 {"verdict", Verdict({r})}};
-       }},
+       layer2_fraction("lrelu:0.2", "LeakyReLU", layer2_zero, "exactly 0", 0.25, 0.35, "0.25-0.35")},
       {"relu_stuck",
        "ReLU: the discriminator loss stuck near 0.69, the generator loss climbing, samples that "
        "look like noise",
