@@ -10,8 +10,6 @@
 """
 from . import _library
 
-__version__ = "0.1.0"
-
 try:
     import torch as _torch  # noqa: F401
 except ImportError:
@@ -23,6 +21,8 @@ if _torch is not None:
 
 
 def __getattr__(name):
+    if name == "__version__":  # the library's own (leaky_version()), never a copy
+        return _library.load_native().version()
     if name == "numpy":
         import importlib
         return importlib.import_module("leaky.numpy")

@@ -1,5 +1,10 @@
 """Functional forms, mirroring torch.nn.functional."""
-import torch
+from typing import Optional
+
+from . import _library
+
+_library.load_torch_ops()  # without PyTorch: the ImportError that names the interpreter
+import torch  # noqa: E402
 
 from . import _library
 
@@ -39,8 +44,9 @@ def elu(input: torch.Tensor, alpha: float = 1.0, inplace: bool = False, scale: f
     return _ops.elu(input, alpha, scale, input_scale)
 
 
-def bias_act(x: torch.Tensor, b=None, dim: int = 1, act: str = "lrelu", alpha=None,
-             gain=None, clamp=None, dropout_p: float = 0.0,
+def bias_act(x: torch.Tensor, b: Optional[torch.Tensor] = None, dim: int = 1,
+             act: str = "lrelu", alpha: Optional[float] = None, gain: Optional[float] = None,
+             clamp: Optional[float] = None, dropout_p: float = 0.0,
              seed: int = 0, offset: int = 0) -> torch.Tensor:
     """clamp(act(x + b) * gain, -clamp, clamp) in one pass, as StyleGAN's
     bias_act (act: "lrelu", "relu", "linear"; b along axis `dim`). alpha and

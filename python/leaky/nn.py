@@ -1,5 +1,10 @@
 """Modules, drop-in for their torch.nn namesakes."""
-import torch
+from typing import Optional
+
+from . import _library
+
+_library.load_torch_ops()  # without PyTorch: the ImportError that names the interpreter
+import torch  # noqa: E402
 
 from . import functional
 
@@ -81,6 +86,11 @@ class BiasAct(_Module, _RandomStream):
     """A learnable per-channel bias followed by an activation, a gain, an
     optional clamp and optional dropout (in training only), fused: StyleGAN's
     bias_act as a module."""
+    # Declared for TorchScript: None-valued attributes are otherwise typed NoneType.
+    alpha: Optional[float]
+    gain: Optional[float]
+    clamp: Optional[float]
+    bias: Optional[torch.Tensor]
 
     def __init__(self, channels: int, act: str = "lrelu", alpha=None,
                  gain=None, clamp=None, dim: int = 1,

@@ -128,3 +128,20 @@ def test_backward_with_mixed_layouts():
     theirs = torch.autograd.grad(unfused(x, b, 1, "lrelu", 0.2, math.sqrt(2), None), (x, b), g)
     assert_same_bits(ours[0].contiguous(), theirs[0].contiguous())
     torch.testing.assert_close(ours[1], theirs[1], rtol=1e-12, atol=1e-12)
+
+
+def test_every_module_scripts_and_bias_act_keeps_its_defaults():
+    """Documented as scriptable: every leaky.nn module scripts, and a scripted
+    BiasAct (alpha, gain and clamp left None) gives the eager module's result,
+    StyleGAN's defaults included (lrelu: alpha 0.2, gain sqrt(2))."""
+    torch.manual_seed(0)
+    x = torch.randn(4, 3, 5)
+    for module in (leaky.nn.LeakyReLU(0.2), leaky.nn.ReLU(), leaky.nn.ELU(), leaky.nn.PReLU(3),
+                   leaky.nn.RReLU(seed=1), leaky.nn.BiasAct(3),
+                   leaky.nn.BiasAct(3, act="relu", alpha=0.1, gain=2.0, clamp=1.0)):
+        module.eval()
+        scripted = torch.jit.script(module)
+        assert torch.equal(scripted(x), module(x)), module
+    eager = leaky.nn.BiasAct(3)(x)
+    expected = torch.nn.functional.leaky_relu(x, 0.2) * (2 ** 0.5)
+    assert torch.allclose(eager, expected, rtol=0, atol=1e-6)

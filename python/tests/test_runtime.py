@@ -143,3 +143,29 @@ def test_bias_act_defaults_follow_the_activation(act, alpha, gain):
     assert_same_bits(ops.bias_act(x, b, 1, act, 0.3, 2.0), ops.bias_act(x, b, 1, act, 0.3, 2.0))
     if act == "linear":
         assert_same_bits(ops.bias_act(x, b, 1, act), x + b.view(1, 3, 1))
+
+
+def test_one_version_everywhere():
+    """leaky.__version__ is the library's leaky_version(), and the wheel's
+    metadata (pyproject.toml) and the C header say the same."""
+    import os
+    import re
+    root = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir)
+    header = open(os.path.join(root, "include", "leaky", "leaky.h")).read()
+    parts = [re.search(r"#define LEAKY_VERSION_%s (\d+)" % k, header).group(1)
+             for k in ("MAJOR", "MINOR", "PATCH")]
+    pyproject = open(os.path.join(root, "python", "pyproject.toml")).read()
+    wheel = re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1)
+    assert leaky.__version__ == ".".join(parts) == wheel, (leaky.__version__, parts, wheel)
+
+
+@pytest.mark.parametrize("module", ["leaky.nn", "leaky.functional"])
+def test_without_torch_the_import_names_the_interpreter(module):
+    """An interpreter without PyTorch gets the promised one-sentence
+    ImportError from leaky.nn and leaky.functional, not a bare
+    ModuleNotFoundError for 'torch'."""
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "try:\n    import %s\nexcept ImportError as e:\n    print(e)\n" % module)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ)).stdout
+    assert "PyTorch is not importable from this interpreter (%s)" % sys.executable in out, out
