@@ -1,4 +1,4 @@
-// Compiles the Channel kernels of kernel_list.inc (per-channel and
+// Compiles the indexed kernels of kernel_list.inc (per-channel and
 // positional ops) once per SIMD target; kernels.cc puts them in its table.
 // A translation unit of its own so that the two halves compile in parallel.
 #undef HWY_TARGET_INCLUDE

@@ -34,7 +34,9 @@ class ThreadPool {
 
 // The process's pool: created on first use with one thread per core, never
 // destroyed (a call during another static's destruction still finds it),
-// and made afresh in a child after fork(). Null if no thread could start.
+// and made afresh in a child after fork(). Never null: if a worker thread
+// cannot start, the pool serves with the ones that did (at worst, the
+// caller alone).
 ThreadPool* Pool();
 
 // How long workers and callers spin before sleeping: LEAKY_POOL_SPIN_US, or
