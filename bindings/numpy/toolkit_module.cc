@@ -50,8 +50,8 @@ py::tuple Golden(const std::string& dtype, uint64_t elements, double slope, cons
   GoldenArrays a;
   try {
     a = MakeGolden(d);
-  } catch (const std::invalid_argument& e) {
-    throw py::value_error(std::string("dist: ") + e.what());
+  } catch (const std::invalid_argument& e) {  // names the distribution and its form
+    throw py::value_error(e.what());
   }
   return py::make_tuple(Bytes(d.dtype, a.x), Bytes(d.dtype, a.dy), Bytes(d.dtype, a.golden));
 }
@@ -68,6 +68,28 @@ PlanOptions PlanFromJson(const nlohmann::json& j) {
   o.tile_elems = j.value("tile_elems", o.tile_elems);
   o.address_offset = j.value("address_offset", o.address_offset);
   return o;
+}
+
+// The plan `plan_json` describes for `d`, or ValueError in one line.
+Layout PlanLayout(const GoldenDescription& d, const std::string& op, const std::string& plan_json) {
+  PlanOptions plan;
+  try {
+    plan = PlanFromJson(nlohmann::json::parse(plan_json));
+  } catch (const nlohmann::json::exception&) {  // leaky.testing writes it: not a user's error
+    throw py::value_error("plan options must be a JSON object of strings and whole numbers");
+  }
+  plan.op = op;
+  try {
+    return MakeLayout(plan, d.dtype, d.elements);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(std::string("plan: ") + e.what());
+  }
+}
+
+// check_op checks its plan before it calls the kernel.
+void CheckPlan(const std::string& dtype, uint64_t elements, const std::string& op,
+               const std::string& plan_json) {
+  PlanLayout(Describe(dtype, elements, 0.0, op), op, plan_json);
 }
 
 std::string Check(const std::string& dtype, double slope, const std::string& op,
@@ -95,20 +117,7 @@ std::string Check(const std::string& dtype, double slope, const std::string& op,
   } catch (const GoldenError& e) {
     throw py::value_error(e.what());
   }
-  if (!plan_json.empty()) {
-    PlanOptions plan;
-    try {
-      plan = PlanFromJson(nlohmann::json::parse(plan_json));
-    } catch (const nlohmann::json::exception& e) {
-      throw py::value_error(std::string("plan options: ") + e.what());
-    }
-    plan.op = op;
-    try {
-      in.plan = MakeLayout(plan, d.dtype, d.elements);
-    } catch (const std::invalid_argument& e) {
-      throw py::value_error(std::string("plan: ") + e.what());
-    }
-  }
+  if (!plan_json.empty()) in.plan = PlanLayout(d, op, plan_json);
   nlohmann::json verdict;
   {
     py::gil_scoped_release release;
@@ -129,4 +138,7 @@ void AddToolkit(py::module_& m) {
         py::arg("x"), py::arg("dy"), py::arg("golden"), py::arg("output"), py::arg("max_ulp"),
         py::arg("strict_zero_sign"), py::arg("plan_json"),
         "`leaky check`'s verdict as JSON text");
+  m.def("toolkit_check_plan", &leaky::tools::CheckPlan, py::arg("dtype"), py::arg("elements"),
+        py::arg("op"), py::arg("plan_json"),
+        "Raises ValueError unless the plan options make a plan for the problem");
 }

@@ -19,6 +19,8 @@ import argparse
 import dataclasses
 import importlib
 import json
+import math
+import numbers
 import sys
 
 import numpy as _np
@@ -70,23 +72,69 @@ def _finding(raw):
                    first_of.get("core", d.get("core")), first_of.get("tile", d.get("tile")), d)
 
 
+# The integer arguments' ranges, as `leaky golden` and `leaky check` take them.
+# tile_elems and buffer_bytes go up to 2^64 - 1: the planner then names the
+# product that overflows.
+_RANGES = {"elems": (1, 2 ** 32), "seed": (0, 2 ** 64 - 1), "max_ulp": (0, 2 ** 62),
+           "cores": (1, 65536), "tile_elems": (1, 2 ** 64 - 1), "buffers": (1, 8),
+           "buffer_bytes": (1, 2 ** 64 - 1), "align": (1, 65536)}
+
+
+def _whole_problem(name, value, limits=None):
+    """What is wrong with `value` for the integer argument `name` (within
+    `limits`, else _RANGES[name]), or None. Checked here, so a bad value is
+    one sentence rather than pybind11's dump of every argument of the native
+    call."""
+    low, high = limits or _RANGES[name]
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return "must be a whole number, not %r" % (value,)
+    if value < low:
+        return "must be at least %d, not %d" % (low, value)
+    if value > high:
+        return "must be at most %d, not %d" % (high, value)
+    return None
+
+
+def _whole(name, value, limits=None):
+    problem = _whole_problem(name, value, limits)
+    if problem:
+        raise ValueError("%s %s" % (name, problem))
+    return int(value)
+
+
+def _finite(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError("%s must be a finite number, not %r" % (name, value))
+    return float(value)
+
+
+def _one_of(name, value, choices):
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError("%s must be one of %s, not %r" % (name, ", ".join(choices), value))
+    return value
+
+
+def _golden_args(dtype, elems, slope, dist, seed, op):
+    """golden()'s arguments, checked and converted, in the native call's order."""
+    _one_of("dtype", dtype, list(_DTYPES))
+    if not isinstance(dist, str):
+        raise ValueError("dist must be a string such as 'hard' or 'normal:0,1', not %r" % (dist,))
+    return (dtype, _whole("elems", elems), _finite("slope", slope), dist, _whole("seed", seed),
+            _one_of("op", op, ["forward", "backward"]))
+
+
 def _plan_json(split, cores, tile_elems, buffers, preset, buffer_bytes, align):
     if split is None:
         return ""
-    if split not in _SPLITS:
-        raise ValueError("split must be one of %s, not %r" % (", ".join(_SPLITS), split))
-    for name, value, low in (("cores", cores, 1), ("tile_elems", tile_elems, 1),
-                             ("buffers", buffers, 1), ("buffer_bytes", buffer_bytes, 1),
-                             ("align", align, 1)):
-        if value is not None and (not isinstance(value, int) or value < low):
-            raise ValueError("%s must be an integer >= %d, not %r" % (name, low, value))
-    if cores is not None and cores > 65536:
-        raise ValueError("cores must be <= 65536, not %r" % (cores,))
+    _one_of("split", split, _SPLITS)
+    _one_of("preset", preset, ["npu", "cpu"])
     plan = {"preset": preset, "split": split}
-    for key, value in (("cores", cores), ("tile_elems", tile_elems), ("buffers", buffers),
-                       ("buffer_bytes", buffer_bytes), ("align_bytes", align)):
+    for name, key, value in (("cores", "cores", cores), ("tile_elems", "tile_elems", tile_elems),
+                             ("buffers", "buffers", buffers),
+                             ("buffer_bytes", "buffer_bytes", buffer_bytes),
+                             ("align", "align_bytes", align)):
         if value is not None:
-            plan[key] = value
+            plan[key] = _whole(name, value)
     return json.dumps(plan)
 
 
@@ -104,9 +152,8 @@ def _as_array(result, like, what):
 def golden(dtype="f16", elems=10007, slope=0.2, dist="hard", seed=1, op="forward"):
     """(x, dy, golden) as NumPy arrays, as `leaky golden` writes them (dy is
     None forward)."""
-    if dtype not in _DTYPES:
-        raise ValueError("dtype must be one of %s, not %r" % (", ".join(_DTYPES), dtype))
-    x, dy, g = _native.toolkit_golden(dtype, elems, float(slope), dist, seed, op)
+    args = _golden_args(dtype, elems, slope, dist, seed, op)
+    x, dy, g = _native.toolkit_golden(*args)
     to = lambda b: _np.frombuffer(b, dtype=_DTYPES[dtype]).copy()  # noqa: E731
     return to(x), (to(dy) if op == "backward" else None), to(g)
 
@@ -118,7 +165,14 @@ def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
     Diagnosis. split=None checks without mapping to cores and tiles."""
     if not callable(fn):
         raise TypeError("fn must be callable, not %r" % (fn,))
+    # Every argument is checked before fn is called.
+    _golden_args(dtype, elems, slope, dist, seed, op)
+    max_ulp = _whole("max_ulp", max_ulp)
+    if not isinstance(strict_zero_sign, (bool, _np.bool_)):
+        raise ValueError("strict_zero_sign must be True or False, not %r" % (strict_zero_sign,))
     plan = _plan_json(split, cores, tile_elems, buffers, preset, buffer_bytes, align)
+    if plan:
+        _native.toolkit_check_plan(dtype, elems, op, plan)
     x, dy, g = golden(dtype, elems, slope, dist, seed, op)
     name = getattr(fn, "__name__", "fn")
     try:
@@ -128,7 +182,7 @@ def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
     out = _as_array(result, x, "fn (%s)" % name)
     raw = json.loads(_native.toolkit_check(
         dtype, float(slope), op, x.tobytes(), b"" if dy is None else dy.tobytes(), g.tobytes(),
-        out.tobytes(), max_ulp, strict_zero_sign, plan))
+        out.tobytes(), max_ulp, bool(strict_zero_sign), plan))
     return Diagnosis(raw["pass"], raw["elements"], raw["mismatches"], raw["max_ulp"],
                      raw["tolerance_ulp"], [_finding(f) for f in raw["findings"]])
 
@@ -137,13 +191,20 @@ _FAULTS = ("none", "compute-before-wait", "remainder-dropped", "slope-layout", "
            "single-buffer", "select-missing", "core-offset")
 
 
-def opencl_leaky_relu(cores=8, split="even", tile_elems=4096, buffers=2, device=-1, fault="none"):
+def opencl_leaky_relu(cores=8, split="even", tile_elems=4096, buffers=2, device=None,
+                      fault="none"):
     """The OpenCL device kernel (leaky/opencl.h) as a callable for check_op,
     optionally with one of the article's faults planted (`leaky device run
-    --fault`'s names). Raises RuntimeError where the build has no OpenCL or
-    no device is found."""
-    if fault not in _FAULTS:
-        raise ValueError("fault must be one of %s, not %r" % (", ".join(_FAULTS), fault))
+    --fault`'s names). device=None picks a GPU if any, else the first
+    device. Raises RuntimeError where the build has no OpenCL or no device
+    is found."""
+    _one_of("fault", fault, _FAULTS)
+    _one_of("split", split, ("even", "balanced"))
+    # As `leaky device run` takes them.
+    cores = _whole("cores", cores)
+    tile_elems = _whole("tile_elems", tile_elems, (1, 2 ** 24))
+    buffers = _whole("buffers", buffers, (1, 2))
+    device = -1 if device is None else _whole("device", device, (0, 2 ** 20))  # -1: any
     if not hasattr(_native, "device_leaky_relu"):
         raise RuntimeError("this build of leaky has no OpenCL backend")
     code = _FAULTS.index(fault)
@@ -153,30 +214,75 @@ def opencl_leaky_relu(cores=8, split="even", tile_elems=4096, buffers=2, device=
     return device_leaky_relu
 
 
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, not argparse's usage block
+        raise _UsageError(message)
+
+
+def _typed(convert, check):
+    """An argparse type: `convert` the text, then `check` the value (a
+    problem in words, or None)."""
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = text
+        problem = check(value)
+        if problem:
+            raise argparse.ArgumentTypeError(problem)
+        return value
+    return parse
+
+
+def _whole_arg(name):
+    return _typed(int, lambda value: _whole_problem(name, value))
+
+
+def _finite_problem(value):
+    if isinstance(value, float) and math.isfinite(value):
+        return None
+    return "must be a finite number, not %r" % (value,)
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = _Parser(
         prog="python3 -m leaky.testing",
         description="Check a Python LeakyReLU kernel against exact golden data "
                     "(exit 0 pass, 1 mismatch, 2 unusable)")
     parser.add_argument("function", help="MODULE:FUNCTION, e.g. my_kernels:leaky_relu")
     parser.add_argument("--dtype", default="f16", choices=sorted(_DTYPES))
-    parser.add_argument("--elems", type=int, default=10007)
-    parser.add_argument("--slope", type=float, default=0.2)
+    parser.add_argument("--elems", type=_whole_arg("elems"), default=10007)
+    parser.add_argument("--slope", type=_typed(float, _finite_problem), default=0.2)
     parser.add_argument("--dist", default="hard")
     parser.add_argument("--op", default="forward", choices=["forward", "backward"])
     parser.add_argument("--split", default="even", choices=list(_SPLITS) + ["none"])
-    parser.add_argument("--cores", type=int, default=8)
-    parser.add_argument("--tile-elems", type=int, default=4096)
-    parser.add_argument("--buffers", type=int, default=2)
+    parser.add_argument("--cores", type=_whole_arg("cores"), default=8)
+    parser.add_argument("--tile-elems", type=_whole_arg("tile_elems"), default=4096)
+    parser.add_argument("--buffers", type=_whole_arg("buffers"), default=2)
     parser.add_argument("--preset", default="npu", choices=["npu", "cpu"])
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--max-ulp", type=int, default=0)
+    parser.add_argument("--seed", type=_whole_arg("seed"), default=1)
+    parser.add_argument("--max-ulp", type=_whole_arg("max_ulp"), default=0)
     parser.add_argument("--strict-zero-sign", action="store_true")
     parser.add_argument("--json", action="store_true")
+
+    def unusable(message):  # one line, as `leaky check`; with --json, JSON on stdout too
+        message = " ".join(str(message).split())
+        print("leaky.testing: %s" % message, file=sys.stderr)
+        if "--json" in argv:
+            print(json.dumps({"error": message}, indent=2))
+        return 2
+
     try:
         args = parser.parse_args(argv)
-    except SystemExit as e:
-        return 0 if e.code == 0 else 2
+    except SystemExit as e:  # --help
+        return 0 if e.code in (0, None) else 2
+    except _UsageError as e:
+        return unusable(e)
     try:
         module_name, _, function_name = args.function.partition(":")
         if not function_name:
@@ -186,9 +292,8 @@ def main(argv=None):
                      None if args.split == "none" else args.split, args.cores, args.tile_elems,
                      args.buffers, args.preset, seed=args.seed, max_ulp=args.max_ulp,
                      strict_zero_sign=args.strict_zero_sign)
-    except Exception as e:  # one line, as `leaky check`
-        print("leaky.testing: %s" % e, file=sys.stderr)
-        return 2
+    except Exception as e:
+        return unusable(e)
     if args.json:
         print(json.dumps(dataclasses.asdict(d), indent=2))
     else:

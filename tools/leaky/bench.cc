@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "commands.h"
 
 namespace leaky::tools {
@@ -279,25 +280,76 @@ void WritePlot(const Results& results, const std::vector<int>& thread_counts,
   svg << "</svg>\n";
 }
 
+// `text` as one shell word.
+std::string Quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The names of the benchmarks `filter` selects, without running any (an empty
+// list would otherwise end in a raw JSON parser error on an empty file).
+std::vector<std::string> ListBenchmarks(const std::string& binary, const Settings& settings) {
+  std::string command = Quote(binary) + " --benchmark_list_tests=true";
+  if (settings.quick) command += " --quick";
+  if (!settings.filter.empty()) command += " --benchmark_filter=" + Quote(settings.filter);
+  command += " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot run " + binary);
+  std::vector<std::string> names;
+  std::string line;
+  for (int c; (c = std::fgetc(pipe)) != EOF;) {
+    if (c != '\n') {
+      line += static_cast<char>(c);
+    } else if (!line.empty()) {
+      names.push_back(line);
+      line.clear();
+    }
+  }
+  if (!line.empty()) names.push_back(line);
+  if (pclose(pipe) != 0) throw std::runtime_error(binary + " --benchmark_list_tests failed");
+  return names;
+}
+
+Results ReadResults(const fs::path& raw_path, json* raw) {
+  std::ifstream raw_file(raw_path);
+  *raw = json::parse(raw_file, nullptr, /*allow_exceptions=*/false);
+  if (raw->is_discarded()) {
+    throw std::runtime_error("leaky-bench wrote no readable results to " + raw_path.string());
+  }
+  try {
+    return Parse(*raw);
+  } catch (const std::exception&) {  // a field missing or of another type, a bad name
+    throw std::runtime_error(raw_path.string() + " is not Google Benchmark's JSON output");
+  }
+}
+
 int RunBench(const Settings& settings) {
-  const fs::path out(settings.out_dir);
-  fs::create_directories(out);
   const std::string binary =
       settings.bench_binary.empty() ? SelfDirectory() + "/leaky-bench" : settings.bench_binary;
-  if (!fs::exists(binary)) throw std::runtime_error("benchmark program not found: " + binary);
+  std::error_code error;
+  if (!fs::is_regular_file(binary, error)) {
+    throw std::runtime_error("benchmark program not found: " + binary);
+  }
+  // Checked before the output directory is made or anything runs.
+  if (ListBenchmarks(binary, settings).empty()) {
+    throw UsageError("no benchmark matches --filter '" + settings.filter + "'");
+  }
+  const fs::path out(settings.out_dir);
+  fs::create_directories(out, error);
+  if (error) throw std::runtime_error("cannot create " + out.string() + ": " + error.message());
   const fs::path raw_path = out / "raw.json";
-  std::string command = "'" + binary + "' --benchmark_out='" + raw_path.string() +
-                        "' --benchmark_out_format=json --benchmark_min_time=" +
-                        std::to_string(settings.min_time);
+  std::string command =
+      Quote(binary) + " --benchmark_out=" + Quote(raw_path.string()) +
+      " --benchmark_out_format=json --benchmark_min_time=" + std::to_string(settings.min_time);
   if (settings.quick) command += " --quick";
-  if (!settings.filter.empty()) command += " --benchmark_filter='" + settings.filter + "'";
-  command += " > '" + (out / "console.txt").string() + "'";
+  if (!settings.filter.empty()) command += " --benchmark_filter=" + Quote(settings.filter);
+  command += " > " + Quote((out / "console.txt").string());
   std::fprintf(stderr, "running %s\n", command.c_str());
   if (std::system(command.c_str()) != 0) throw std::runtime_error("leaky-bench failed");
 
-  std::ifstream raw_file(raw_path);
-  const json raw = json::parse(raw_file);
-  const Results results = Parse(raw);
+  json raw;
+  const Results results = ReadResults(raw_path, &raw);
   if (results.empty()) throw std::runtime_error("leaky-bench produced no results");
   std::vector<int> thread_counts;
   for (const auto& [key, v] : results) {
@@ -310,9 +362,15 @@ int RunBench(const Settings& settings) {
               "bytes; all from one run\n");
   PrintTable(results);
   const json targets = CheckTargets(results, thread_counts);
-  json summary = {{"simd_target", raw.at("context").value("leaky_simd_target", "")},
-                  {"host", raw.at("context").value("host_name", "")},
-                  {"date", raw.at("context").value("date", "")},
+  auto context = [&raw](const char* key) -> std::string {
+    const auto fields = raw.find("context");
+    if (fields == raw.end() || !fields->is_object()) return "";
+    const auto field = fields->find(key);
+    return field != fields->end() && field->is_string() ? field->get<std::string>() : "";
+  };
+  json summary = {{"simd_target", context("leaky_simd_target")},
+                  {"host", context("host_name")},
+                  {"date", context("date")},
                   {"rows", Summarize(results)},
                   {"targets", targets}};
   std::ofstream(out / "bench.json") << summary.dump(2) << "\n";
@@ -328,10 +386,14 @@ void AddBenchCommand(CLI::App& app, std::function<int()>& run) {
   auto settings = std::make_shared<Settings>();
   auto* command = app.add_subcommand(
       "bench", "Benchmark against oneDNN, XNNPACK and the memory limits; table, JSON, SVG");
-  command->add_option("--out", settings->out_dir, "Output directory")->capture_default_str();
+  DirectoryPath(
+      command->add_option("--out", settings->out_dir, "Output directory")->capture_default_str(),
+      /*must_exist=*/false);
   command->add_option("--filter", settings->filter, "Google Benchmark regex over "
                       "contender/dtype/mode/elements/threads");
-  command->add_option("--min-time", settings->min_time, "Seconds per case")->capture_default_str();
+  FiniteNumber(command->add_option("--min-time", settings->min_time, "Seconds per case")
+                   ->capture_default_str(),
+               1e-3);
   command->add_flag("--quick", settings->quick, "Only 4Ki, 1Mi and 64Mi elements");
   command->add_option("--bench-binary", settings->bench_binary, "Path of leaky-bench");
   command->callback([&run, settings] { run = [settings] { return RunBench(*settings); }; });

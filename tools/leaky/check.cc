@@ -1,10 +1,12 @@
 // `leaky check OUTPUT --golden DIR`: pass/fail with error statistics, and a
 // diagnosis of the classic kernel bugs. Exit status: 0 pass, 1 mismatch,
-// 2 unusable input (a one-line error, never a crash or a wrong verdict).
+// 2 unusable input (a one-line error, never a crash or a wrong verdict:
+// main.cc prints it, and with --json a JSON object {"error": ...} too).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "diagnose.h"
 #include "golden_io.h"
@@ -15,7 +17,6 @@ namespace leaky::tools {
 namespace {
 
 constexpr int kExitMismatch = 1;
-constexpr int kExitUnusable = 2;
 
 struct CheckSettings {
   std::string output;
@@ -34,52 +35,48 @@ std::string Text(const std::filesystem::path& path) {
 }
 
 int RunCheck(const CheckSettings& s) {
+  // Everything is read and checked (a failure throws: exit 2, main.cc) before a
+  // word of the verdict is printed.
+  const std::filesystem::path dir(s.golden_dir);
+  const GoldenDescription d = DescriptionFromJson(Text(dir / "golden.json"));
   CheckInput input;
-  GoldenDescription d;
-  try {
-    const std::filesystem::path dir(s.golden_dir);
-    d = DescriptionFromJson(Text(dir / "golden.json"));
-    const uint64_t bytes = d.elements * DtypeBytes(d.dtype);
-    auto load = [&](const std::string& what, const std::string& path) {
-      std::error_code error;
-      const uintmax_t size = std::filesystem::file_size(path, error);
-      if (!error && size != bytes) {
-        throw GoldenError(what + " holds " + std::to_string(size) + " bytes; " +
-                          std::to_string(d.elements) + " " + DtypeName(d.dtype) +
-                          " elements are exactly " + std::to_string(bytes) + " bytes");
-      }
-      return DecodeArray(what, ReadFile(path, bytes), d.dtype, d.elements);
-    };
-    input.dtype = d.dtype;
-    input.backward = d.op == "leaky_relu_backward";
-    input.negative_slope = d.negative_slope;
-    input.input = load("input.bin", (dir / "input.bin").string());
-    input.golden = load(input.backward ? "golden_dx.bin" : "golden.bin",
-                        (dir / (input.backward ? "golden_dx.bin" : "golden.bin")).string());
-    if (input.backward) input.dy = load("dy.bin", (dir / "dy.bin").string());
-    input.output = load("the output " + s.output, s.output);
-    input.max_ulp = s.max_ulp >= 0 ? static_cast<uint64_t>(s.max_ulp) : DefaultMaxUlp(d.dtype);
-    input.strict_zero_sign = s.strict_zero_sign;
-    // The plan: flags given here, else the one `leaky golden --plan` recorded.
-    std::optional<PlanOptions> plan;
-    if (s.plan_flags_given) {
-      plan = s.plan;
-    } else if (!d.plan.is_null()) {
-      try {
-        plan = PlanOptions::FromJson(d.plan);
-      } catch (const nlohmann::json::exception& e) {
-        throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
-      }
-    } else if (s.use_plan) {
-      plan = s.plan;
+  const uint64_t bytes = d.elements * DtypeBytes(d.dtype);
+  auto load = [&](const std::string& what, const std::string& path) {
+    std::error_code error;
+    const uintmax_t size = std::filesystem::file_size(path, error);
+    if (!error && size != bytes) {
+      throw GoldenError(what + " holds " + std::to_string(size) + " bytes; " +
+                        std::to_string(d.elements) + " " + DtypeName(d.dtype) +
+                        " elements are exactly " + std::to_string(bytes) + " bytes");
     }
-    if (plan) {
-      plan->op = input.backward ? "backward" : "forward";
-      input.plan = MakeLayout(*plan, d.dtype, d.elements);
+    return DecodeArray(what, ReadFile(path, bytes), d.dtype, d.elements);
+  };
+  input.dtype = d.dtype;
+  input.backward = d.op == "leaky_relu_backward";
+  input.negative_slope = d.negative_slope;
+  input.input = load("input.bin", (dir / "input.bin").string());
+  input.golden = load(input.backward ? "golden_dx.bin" : "golden.bin",
+                      (dir / (input.backward ? "golden_dx.bin" : "golden.bin")).string());
+  if (input.backward) input.dy = load("dy.bin", (dir / "dy.bin").string());
+  input.output = load("the output " + s.output, s.output);
+  input.max_ulp = s.max_ulp >= 0 ? static_cast<uint64_t>(s.max_ulp) : DefaultMaxUlp(d.dtype);
+  input.strict_zero_sign = s.strict_zero_sign;
+  // The plan: flags given here, else the one `leaky golden --plan` recorded.
+  std::optional<PlanOptions> plan;
+  if (s.plan_flags_given) {
+    plan = s.plan;
+  } else if (!d.plan.is_null()) {
+    try {
+      plan = PlanOptions::FromJson(d.plan);
+    } catch (const std::invalid_argument& e) {
+      throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
     }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "leaky check: %s\n", e.what());
-    return kExitUnusable;
+  } else if (s.use_plan) {
+    plan = s.plan;
+  }
+  if (plan) {
+    plan->op = input.backward ? "backward" : "forward";
+    input.plan = MakeLayout(*plan, d.dtype, d.elements);
   }
   const CheckResult result = Diagnose(input);
   if (s.json_output) {
@@ -107,14 +104,20 @@ void AddCheckCommand(CLI::App& app, std::function<int()>& run) {
   auto s = std::make_shared<CheckSettings>();
   auto* command = app.add_subcommand("check", "Compare a kernel's output with a golden and "
                                      "diagnose the failure (exit 0 pass, 1 mismatch, 2 unusable)");
-  command->add_option("output", s->output, "The kernel's output file (raw, little-endian)")
-      ->required();
-  command->add_option("--golden", s->golden_dir, "Directory written by `leaky golden`")->required();
+  NotADirectory(
+      command->add_option("output", s->output, "The kernel's output file (raw, little-endian)")
+          ->required(),
+      "a golden file");
+  DirectoryPath(
+      command->add_option("--golden", s->golden_dir, "Directory written by `leaky golden`")
+          ->required(),
+      /*must_exist=*/true);
   command->add_flag("--json", s->json_output, "JSON instead of text");
-  command->add_option("--max-ulp", s->max_ulp,
-                      "Tolerance in ulp (default 0: the golden is exact in every dtype; 1 for a "
-                      "device that can only compute in f16/bf16 arithmetic)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62));
+  WholeNumber(command->add_option("--max-ulp", s->max_ulp,
+                                  "Tolerance in ulp (default 0: the golden is exact in every "
+                                  "dtype; 1 for a device that can only compute in f16/bf16 "
+                                  "arithmetic)"),
+              int64_t{0}, int64_t{1} << 62);
   command->add_flag("--strict-zero-sign", s->strict_zero_sign,
                     "Count -0 against +0 as a mismatch (by default it is reported apart)");
   command->add_flag("--plan", s->use_plan,

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "leaky/leaky.hpp"
 
@@ -61,8 +62,8 @@ int RunDemo(size_t max_elements) {
 void AddDemoCommand(CLI::App& app, std::function<int()>& run) {
   auto* command = app.add_subcommand("demo", "Print the SIMD target and a throughput table");
   auto max_elements = std::make_shared<size_t>(size_t{1} << 26);
-  command->add_option("--elements", *max_elements, "Largest array size (elements)")
-      ->check(CLI::Range(size_t{1}, size_t{1} << 30));
+  WholeNumber(command->add_option("--elements", *max_elements, "Largest array size (elements)"),
+              size_t{1}, size_t{1} << 30);
   command->callback([&run, max_elements] { run = [max_elements] { return RunDemo(*max_elements); }; });
 }
 

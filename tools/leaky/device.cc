@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "golden_io.h"
 #include "layout.h"
@@ -69,7 +70,13 @@ Loaded Load(const DeviceSettings& s) {
   plan.cores = 8;
   plan.tile_elems = 4096;
   plan.buffers = 2;
-  if (!l.d.plan.is_null()) plan = PlanOptions::FromJson(l.d.plan);
+  if (!l.d.plan.is_null()) {
+    try {
+      plan = PlanOptions::FromJson(l.d.plan);
+    } catch (const std::invalid_argument& e) {
+      throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
+    }
+  }
   if (s.cores) plan.cores = s.cores;
   if (!s.split.empty()) plan.split = s.split;
   if (s.tile_elems) plan.tile_elems = s.tile_elems;
@@ -179,16 +186,21 @@ int BenchDevice(const DeviceSettings& s) {
 }
 
 void AddSplitOptions(CLI::App* command, DeviceSettings& s) {
-  command->add_option("--golden", s.golden_dir, "Directory written by `leaky golden`")->required();
-  command->add_option("--device", s.device, "OpenCL device index over all platforms (-1: a GPU if "
-                                            "any, else the first)")
-      ->check(CLI::Range(-1, 1 << 20));
-  command->add_option("--cores", s.cores, "Work-groups (default: golden.json's plan, else 8)")
-      ->check(CLI::Range(1u, 65536u));
+  DirectoryPath(command->add_option("--golden", s.golden_dir, "Directory written by `leaky golden`")
+                    ->required(),
+                /*must_exist=*/true);
+  // Not given: -1 inside, a GPU if any, else the first device.
+  WholeNumber(command->add_option("--device", s.device,
+                                  "OpenCL device index over all platforms (default: a GPU if "
+                                  "any, else the first)"),
+              0, 1 << 20);
+  WholeNumber(
+      command->add_option("--cores", s.cores, "Work-groups (default: golden.json's plan, else 8)"),
+      1u, 65536u);
   command->add_option("--split", s.split, "even or balanced")->check(CLI::IsMember({"even", "balanced"}));
-  command->add_option("--tile-elems", s.tile_elems, "Elements per tile (default 4096)")
-      ->check(CLI::Range(1u, 1u << 24));
-  command->add_option("--buffers", s.buffers, "1 or 2 local buffers")->check(CLI::Range(1u, 2u));
+  WholeNumber(command->add_option("--tile-elems", s.tile_elems, "Elements per tile (default 4096)"),
+              1u, 1u << 24);
+  WholeNumber(command->add_option("--buffers", s.buffers, "1 or 2 local buffers"), 1u, 2u);
 }
 
 }  // namespace
@@ -199,7 +211,9 @@ void AddDeviceCommand(CLI::App& app, std::function<int()>& run) {
   auto s = std::make_shared<DeviceSettings>();
   auto* run_command = device->add_subcommand("run", "Run the device kernel on a golden's input");
   AddSplitOptions(run_command, *s);
-  run_command->add_option("--out", s->out, "The output file, for `leaky check`")->required();
+  NotADirectory(
+      run_command->add_option("--out", s->out, "The output file, for `leaky check`")->required(),
+      "an output file");
   std::vector<std::string> names;
   for (const auto& [name, code] : kFaults) names.push_back(name);
   run_command->add_option("--fault", s->fault, "Plant a troubleshooting-table fault")
@@ -209,7 +223,7 @@ void AddDeviceCommand(CLI::App& app, std::function<int()>& run) {
   auto* bench_command = device->add_subcommand("bench", "Kernel time for 1 and 2 buffers, the "
                                                "model's, and the CPU library's");
   AddSplitOptions(bench_command, *b);
-  bench_command->add_option("--repeats", b->repeats)->check(CLI::Range(1, 1000));
+  WholeNumber(bench_command->add_option("--repeats", b->repeats), 1, 1000);
   bench_command->callback([&run, b] { run = [b] { return BenchDevice(*b); }; });
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "claims.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "gan_launch.h"
 #include "lab.h"
@@ -350,26 +351,26 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--d-act-layers", o->layers, "discriminator layers (1-4) that get the activation, or 'all'");
   cmd->add_option("--d-norm", o->norm, "none, batch or both")->check(CLI::IsMember({"none", "batch", "both"}));
   cmd->add_option("--base-act", o->base, "the activation of the other layers");
-  cmd->add_option("--width", o->width,
-                  "model size: 1 (D 16/32/64/64, G 64x7x7, latent 64) or 2 (every channel "
-                  "doubled, latent 100)")
-      ->check(CLI::IsMember({1, 2}));
+  WholeNumber(cmd->add_option("--width", o->width,
+                              "model size: 1 (D 16/32/64/64, G 64x7x7, latent 64) or 2 (every "
+                              "channel doubled, latent 100)"),
+              1, 2);
   cmd->add_option("--init", o->init,
                   "dcgan (conv/linear N(0, 0.02), BN N(1, 0.02), by module type) or default "
                   "(LibTorch's)")
       ->check(CLI::IsMember({"dcgan", "default"}));
-  cmd->add_option("--steps", o->steps, "training steps per run")->check(CLI::PositiveNumber);
-  cmd->add_option("--seeds", o->seeds, "seeds per variant")->check(CLI::PositiveNumber);
-  cmd->add_option("--first-seed", o->first_seed,
-                  "number of the first seed (runs of other seeds can be merged in later)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--log-every", o->log_every, "steps between measurements")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", o->threads,
-                  "torch threads (0: all; with --jobs: the cores shared out; with --slurm: 1)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--samples", o->samples, "generated samples for the quality metrics")
-      ->check(CLI::PositiveNumber);
+  WholeNumber(cmd->add_option("--steps", o->steps, "training steps per run"), 1);
+  WholeNumber(cmd->add_option("--seeds", o->seeds, "seeds per variant"), 1);
+  WholeNumber(cmd->add_option("--first-seed", o->first_seed,
+                              "number of the first seed (runs of other seeds can be merged in later)"),
+              0);
+  WholeNumber(cmd->add_option("--log-every", o->log_every, "steps between measurements"), 1);
+  WholeNumber(cmd->add_option("--threads", o->threads,
+                              "torch threads (0: all; with --jobs: the cores shared out; with "
+                              "--slurm: 1)"),
+              0);
+  WholeNumber(cmd->add_option("--samples", o->samples, "generated samples for the quality metrics"),
+              1);
   cmd->add_option("--name", o->name, "run name: output in <out>/<name>");
   cmd->add_option("--out", o->out, "output root");
   cmd->add_option("--data-dir", o->data_dir,
@@ -379,8 +380,8 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   cmd->add_option("--shard", o->shard,
                   "K/N: run only the K-th of N slices of the runs, into <out>/<name> (merge them "
                   "with `leaky gan merge`)");
-  cmd->add_option("--jobs", o->jobs, "worker processes (each one shard), merged at the end")
-      ->check(CLI::Range(1, 256));
+  WholeNumber(cmd->add_option("--jobs", o->jobs, "worker processes (each one shard), merged at the end"),
+              1, 256);
   cmd->add_flag("--slurm", o->slurm,
                 "submit a Slurm job array (one task per shard: --jobs, default one per run) "
                 "and a merge job after it");
@@ -422,10 +423,13 @@ void AddPrecisionCommand(CLI::App& app, std::function<int()>& run) {
   auto json_out = std::make_shared<std::string>();
   cmd->add_option("input", *input, "raw little-endian f32 values, e.g. runs/gan-demo/lrelu:0.2/preact_layer2.f32")
       ->required();
-  cmd->add_option("--slope", *slope, "negative slope");
-  cmd->add_option("--json", *json_out, "also write the table as JSON");
+  FiniteNumber(cmd->add_option("--slope", *slope, "negative slope"));
+  NotADirectory(cmd->add_option("--json", *json_out, "also write the table as JSON"), "a JSON file");
   cmd->callback([=, &run] {
     run = [=] {
+      if (std::filesystem::is_directory(*input)) {
+        throw UsageError(*input + " is a directory, not a raw f32 file");
+      }
       std::ifstream in(*input, std::ios::binary | std::ios::ate);
       if (!in) throw std::runtime_error("cannot read " + *input);
       const auto bytes = static_cast<size_t>(in.tellg());
@@ -435,6 +439,11 @@ void AddPrecisionCommand(CLI::App& app, std::function<int()>& run) {
       std::vector<float> x(bytes / sizeof(float));
       in.seekg(0);
       in.read(reinterpret_cast<char*>(x.data()), static_cast<std::streamsize>(bytes));
+      std::ofstream json;  // opened before the work: an unwritable path fails first
+      if (!json_out->empty()) {
+        json.open(*json_out);
+        if (!json) throw std::runtime_error("cannot write --json " + *json_out);
+      }
       const auto rows = gan::MeasurePrecision(x, *slope);
       std::printf("%-32s %10s %10s %12s %12s\n", "format", "negatives", "to zero", "max rel err",
                   "mean rel err");
@@ -442,8 +451,10 @@ void AddPrecisionCommand(CLI::App& app, std::function<int()>& run) {
         std::printf("%-32s %10lld %10lld %12.3g %12.3g\n", r.format.c_str(), r.negatives,
                     r.flushed_to_zero, r.max_relative_error, r.mean_relative_error);
       }
-      if (!json_out->empty()) {
-        std::ofstream(*json_out) << gan::PrecisionJson(rows, *slope, *input).dump(1) << "\n";
+      if (json.is_open()) {
+        json << gan::PrecisionJson(rows, *slope, *input).dump(1) << "\n";
+        json.flush();
+        if (!json) throw std::runtime_error("could not write all of --json " + *json_out);
       }
       return 0;
     };

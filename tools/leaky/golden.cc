@@ -1,20 +1,19 @@
 // `leaky golden`: input and golden output files, bit-exact from the
 // library's scalar reference, for a developer's own device kernel.
 #include <bit>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <numeric>
 #include <random>
 #include <stdexcept>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "golden_data.h"
 #include "golden_io.h"
 #include "layout.h"
-#include "plan_options.h"
 #include "leaky/reference.hpp"
+#include "plan_options.h"
 
 namespace leaky::tools {
 namespace {
@@ -37,10 +36,16 @@ int RunGolden(const GoldenSettings& s) {
   d.op = s.op == "backward" ? "leaky_relu_backward" : "leaky_relu_forward";
   d.dtype = ParseDtype(s.dtype);
   d.shape = s.shape.empty() ? std::vector<uint64_t>{s.elements} : s.shape;
-  d.elements = std::accumulate(d.shape.begin(), d.shape.end(), uint64_t{1},
-                               [](uint64_t a, uint64_t b) { return a * b; });
-  if (d.elements > kMaxGoldenElements) throw std::invalid_argument("too many elements");
-  if (!std::isfinite(s.slope)) throw std::invalid_argument("--slope must be finite");
+  d.elements = 1;
+  for (uint64_t extent : d.shape) {
+    // Each extent is at most 2^32 (checked when parsed), so the product
+    // cannot wrap before it is seen to pass the limit.
+    d.elements *= extent;
+    if (d.elements > kMaxGoldenElements) {
+      throw UsageError("--shape holds more than " + std::to_string(kMaxGoldenElements) +
+                       " elements");
+    }
+  }
   d.negative_slope = s.slope;
   d.distribution = s.distribution;
   d.seed = s.seed;
@@ -53,7 +58,9 @@ int RunGolden(const GoldenSettings& s) {
 
   const GoldenArrays a = MakeGolden(d);
   const std::filesystem::path dir(s.out);
-  std::filesystem::create_directories(dir);
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) throw GoldenError("cannot create " + dir.string() + ": " + error.message());
   auto write = [&](const char* name, const std::vector<uint64_t>& bits) {
     const std::vector<uint8_t> bytes = ToBytes(d.dtype, bits);
     WriteFile((dir / name).string(), bytes.data(), bytes.size());
@@ -81,21 +88,35 @@ int RunGolden(const GoldenSettings& s) {
 void AddGoldenCommand(CLI::App& app, std::function<int()>& run) {
   auto s = std::make_shared<GoldenSettings>();
   auto* command = app.add_subcommand("golden", "Write input and bit-exact golden files");
-  auto* elements = command->add_option("--elems", s->elements,
-                                       "Number of elements (default 10007: a prime, so it divides "
-                                       "by no core count or vector width)")
-                        ->check(CLI::PositiveNumber);  // "-5" would wrap around in a uint64_t
-  command->add_option("--shape", s->shape, "Shape, e.g. --shape 8,3,37")->delimiter(',')
-      ->excludes(elements)->check(CLI::PositiveNumber);
+  auto* elements = WholeNumber(command->add_option("--elems", s->elements,
+                                                   "Number of elements (default 10007: a prime, "
+                                                   "so it divides by no core count or vector "
+                                                   "width)"),
+                               uint64_t{1}, kMaxGoldenElements);
+  WholeNumber(command->add_option("--shape", s->shape, "Shape, e.g. --shape 8,3,37")
+                  ->delimiter(',')
+                  ->excludes(elements),
+              uint64_t{1}, kMaxGoldenElements);
   command->add_option("--dtype", s->dtype)->check(CLI::IsMember({"f32", "f64", "f16", "bf16"}))
       ->capture_default_str();
-  command->add_option("--slope", s->slope, "negative_slope")->capture_default_str();
+  FiniteNumber(command->add_option("--slope", s->slope, "negative_slope")->capture_default_str());
   command->add_option("--op", s->op)->check(CLI::IsMember({"forward", "backward"}))
       ->capture_default_str();
-  command->add_option("--dist", s->distribution, "uniform:A,B | normal[:MEAN,STD] | hard")
-      ->capture_default_str();
-  command->add_option("--seed", s->seed)->capture_default_str();
-  command->add_option("--out", s->out, "Output directory")->capture_default_str();
+  command->add_option("--dist", s->distribution, DistributionHelp())
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& spec) -> std::string {
+            try {
+              CheckDistribution(spec);
+            } catch (const std::invalid_argument& e) {
+              throw UsageError(e.what());
+            }
+            return {};
+          },
+          ""));
+  WholeNumber(command->add_option("--seed", s->seed)->capture_default_str(), uint64_t{0});
+  DirectoryPath(command->add_option("--out", s->out, "Output directory")->capture_default_str(),
+                /*must_exist=*/false);
   command->add_flag("--plan", s->record_plan,
                     "Record these plan options in golden.json: `leaky check` then maps indices "
                     "to your kernel's cores and tiles without repeating them");

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -20,22 +21,27 @@ class Distribution {
     const auto colon = spec.find(':');
     kind_ = spec.substr(0, colon);
     if (kind_ == "uniform" || kind_ == "normal") {
+      const std::string form = kind_ == "uniform" ? kUniformForm : kNormalForm;
       a_ = kind_ == "uniform" ? -1.0 : 0.0;
       b_ = 1.0;
       if (colon != std::string::npos) {
         const std::string args = spec.substr(colon + 1);
         const auto comma = args.find(',');
-        if (comma == std::string::npos) throw std::invalid_argument("expected " + kind_ + ":A,B");
-        a_ = std::stod(args.substr(0, comma));
-        b_ = std::stod(args.substr(comma + 1));
+        if (comma == std::string::npos || !Parse(args.substr(0, comma), &a_) ||
+            !Parse(args.substr(comma + 1), &b_)) {
+          throw std::invalid_argument("distribution '" + spec + "': expected " + form);
+        }
       }
-      if (!std::isfinite(a_) || !std::isfinite(b_) || (kind_ == "uniform" && a_ > b_) ||
-          (kind_ == "normal" && b_ < 0)) {
-        throw std::invalid_argument("bad parameters in distribution '" + spec + "'");
+      if (kind_ == "uniform" && a_ > b_) {
+        throw std::invalid_argument("distribution '" + spec + "': A must not exceed B in " + form);
+      }
+      if (kind_ == "normal" && b_ < 0) {
+        throw std::invalid_argument("distribution '" + spec + "': STD must not be negative in " +
+                                    form);
       }
     } else if (kind_ != "hard" || colon != std::string::npos) {
-      throw std::invalid_argument("unknown distribution '" + spec +
-                                  "' (uniform:A,B, normal[:MEAN,STD] or hard)");
+      throw std::invalid_argument("unknown distribution '" + spec + "' (" + DistributionHelp() +
+                                  ")");
     }
   }
 
@@ -68,6 +74,14 @@ class Distribution {
   }
   static double LargestFinite(leaky_dtype d) {
     return d == LEAKY_F64 ? 1.7976931348623157e308 : d == LEAKY_F16 ? 65504.0 : 3.3895313892515355e38;
+  }
+
+  // A finite number, all of `text` (std::stod would take "1x" and throw
+  // "stod" on "x").
+  static bool Parse(const std::string& text, double* value) {
+    char* end = nullptr;
+    *value = std::strtod(text.c_str(), &end);
+    return !text.empty() && end == text.c_str() + text.size() && std::isfinite(*value);
   }
 
   std::mt19937_64 rng_;
@@ -114,6 +128,8 @@ std::vector<uint64_t> ReferenceOutput(const GoldenDescription& d, const std::vec
   }
   return {};
 }
+
+void CheckDistribution(const std::string& spec) { Distribution(spec, 0); }
 
 GoldenArrays MakeGolden(const GoldenDescription& d) {
   Distribution inputs(d.distribution, d.seed), gradients(d.distribution, d.seed + 1);

@@ -5,11 +5,20 @@
 #define LEAKY_TOOLS_GOLDEN_DATA_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "golden_io.h"
 
 namespace leaky::tools {
+
+// The distributions MakeGolden draws from, spelt as `leaky golden --help`
+// (DistributionHelp) and every message about a bad --dist spell them.
+inline constexpr char kUniformForm[] = "uniform[:A,B]";
+inline constexpr char kNormalForm[] = "normal[:MEAN,STD]";
+inline std::string DistributionHelp() {
+  return std::string(kUniformForm) + " | " + kNormalForm + " | hard";
+}
 
 struct GoldenArrays {
   std::vector<uint64_t> x, dy;  // stored bit patterns (dy: backward only)
@@ -20,6 +29,10 @@ struct GoldenArrays {
 // the golden with d.negative_slope. Throws std::invalid_argument for an
 // unknown distribution or bad parameters.
 GoldenArrays MakeGolden(const GoldenDescription& d);
+
+// Throws std::invalid_argument, naming the expected form, unless `spec` is one
+// of DistributionHelp()'s.
+void CheckDistribution(const std::string& spec);
 
 // The reference with `slope` on given inputs (what a kernel should output).
 std::vector<uint64_t> ReferenceOutput(const GoldenDescription& d, const std::vector<uint64_t>& x,

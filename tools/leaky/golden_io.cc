@@ -1,10 +1,13 @@
 #include "golden_io.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <type_traits>
 
 #include "leaky/leaky.hpp"
 
@@ -60,50 +63,69 @@ std::string DescriptionToJson(const GoldenDescription& d) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// The field `key` of golden.json as a T, or a GoldenError in plain words
+// (nlohmann's own texts, "[json.exception.type_error.302] type must be
+// string, but is number", are for programmers).
+template <class T>
+T Field(const json& j, const char* key, const char* kind) {
+  const auto it = j.find(key);
+  if (it == j.end()) throw GoldenError(std::string("golden.json: no \"") + key + "\" field");
+  bool fits = false;
+  if constexpr (std::is_same_v<T, std::string>) {
+    fits = it->is_string();
+  } else if constexpr (std::is_same_v<T, double>) {
+    fits = it->is_number();
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    fits = it->is_number_unsigned();
+  } else {  // std::vector<uint64_t>
+    fits = it->is_array() && std::all_of(it->begin(), it->end(),
+                                         [](const json& e) { return e.is_number_unsigned(); });
+  }
+  if (!fits) throw GoldenError(std::string("golden.json: \"") + key + "\" must be " + kind);
+  return it->get<T>();
+}
+
+}  // namespace
+
 GoldenDescription DescriptionFromJson(const std::string& text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw GoldenError(std::string("golden.json is not valid JSON: ") + e.what());
-  }
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw GoldenError("golden.json is not valid JSON");
   if (!j.is_object()) throw GoldenError("golden.json must hold a JSON object");
-  try {
-    if (j.value("format", "") != "leaky-golden-1") {
-      throw GoldenError("golden.json: unknown format (expected \"leaky-golden-1\")");
-    }
-    GoldenDescription d;
-    d.op = j.at("op").get<std::string>();
-    if (d.op != "leaky_relu_forward" && d.op != "leaky_relu_backward") {
-      throw GoldenError("golden.json: unknown op '" + d.op + "'");
-    }
-    d.dtype = ParseDtype(j.at("dtype").get<std::string>());
-    d.shape = j.at("shape").get<std::vector<uint64_t>>();
-    d.elements = j.at("elements").get<uint64_t>();
-    uint64_t product = 1;
-    for (uint64_t extent : d.shape) {
-      if (extent != 0 && product > kMaxGoldenElements / extent) {
-        throw GoldenError("golden.json: shape is too large");
-      }
-      product *= extent;
-    }
-    if (product != d.elements) {
-      throw GoldenError("golden.json: shape holds " + std::to_string(product) +
-                        " elements but \"elements\" says " + std::to_string(d.elements));
-    }
-    if (d.elements > kMaxGoldenElements) throw GoldenError("golden.json: too many elements");
-    d.negative_slope = j.at("negative_slope").get<double>();
-    if (!std::isfinite(d.negative_slope)) throw GoldenError("golden.json: slope is not finite");
-    d.distribution = j.value("distribution", "");
-    d.seed = j.value("seed", uint64_t{0});
-    if (j.contains("plan")) {
-      if (!j["plan"].is_object()) throw GoldenError("golden.json: plan must be an object");
-      d.plan = j["plan"];
-    }
-    return d;
-  } catch (const json::exception& e) {
-    throw GoldenError(std::string("golden.json: missing or mistyped field: ") + e.what());
+  if (!j.contains("format") || j["format"] != "leaky-golden-1") {
+    throw GoldenError("golden.json: unknown format (expected \"leaky-golden-1\")");
   }
+  GoldenDescription d;
+  d.op = Field<std::string>(j, "op", "a string");
+  if (d.op != "leaky_relu_forward" && d.op != "leaky_relu_backward") {
+    throw GoldenError("golden.json: unknown op '" + d.op + "'");
+  }
+  d.dtype = ParseDtype(Field<std::string>(j, "dtype", "a string"));
+  d.shape = Field<std::vector<uint64_t>>(j, "shape", "a list of whole numbers");
+  d.elements = Field<uint64_t>(j, "elements", "a whole number");
+  uint64_t product = 1;
+  for (uint64_t extent : d.shape) {
+    if (extent != 0 && product > kMaxGoldenElements / extent) {
+      throw GoldenError("golden.json: shape is too large");
+    }
+    product *= extent;
+  }
+  if (product != d.elements) {
+    throw GoldenError("golden.json: shape holds " + std::to_string(product) +
+                      " elements but \"elements\" says " + std::to_string(d.elements));
+  }
+  if (d.elements > kMaxGoldenElements) throw GoldenError("golden.json: too many elements");
+  d.negative_slope = Field<double>(j, "negative_slope", "a number");
+  if (!std::isfinite(d.negative_slope)) throw GoldenError("golden.json: slope is not finite");
+  d.distribution =
+      j.contains("distribution") ? Field<std::string>(j, "distribution", "a string") : "";
+  d.seed = j.contains("seed") ? Field<uint64_t>(j, "seed", "a whole number") : 0;
+  if (j.contains("plan")) {
+    if (!j["plan"].is_object()) throw GoldenError("golden.json: plan must be an object");
+    d.plan = j["plan"];
+  }
+  return d;
 }
 
 double ToDouble(leaky_dtype dtype, uint64_t bits) {
@@ -163,6 +185,11 @@ Array DecodeArray(const std::string& what, const std::vector<uint8_t>& bytes, le
 }
 
 std::vector<uint8_t> ReadFile(const std::string& path, uint64_t max_bytes) {
+  // A directory opens as a stream on Linux and reports a size of 2^63 - 1.
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw GoldenError(path + " is a directory, not a golden file");
+  }
   std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) throw GoldenError("cannot read " + path);
   const std::streamoff size = file.tellg();

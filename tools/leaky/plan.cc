@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli_checks.h"
 #include "commands.h"
 #include "golden_io.h"
 #include "layout.h"
@@ -204,27 +205,41 @@ int RunPlan(const PlanSettings& s) {
 void AddPlanCommand(CLI::App& app, std::function<int()>& run) {
   auto s = std::make_shared<PlanSettings>();
   auto* command = app.add_subcommand("plan", "Print the tiling the planner makes for a problem");
-  auto* elements = command->add_option("--elems", s->elements, "Number of elements");
-  auto* shape = command->add_option("--shape", s->shape, "Shape, e.g. --shape 64,128,28,28")
-                    ->delimiter(',')->excludes(elements);
-  (void)shape;
+  auto* elements =
+      WholeNumber(command->add_option("--elems", s->elements, "Number of elements"), uint64_t{1});
+  WholeNumber(command->add_option("--shape", s->shape, "Shape, e.g. --shape 64,128,28,28")
+                  ->delimiter(',')
+                  ->excludes(elements),
+              uint64_t{1});
   command->add_option("--dtype", s->dtype, "f32, f64, f16 or bf16")
       ->check(CLI::IsMember({"f32", "f64", "f16", "bf16"}))->capture_default_str();
   command->add_flag("--json", s->json_output, "Print JSON instead of the table");
   command->add_flag("--timeline", s->timeline,
                     "Model copy-in, compute and copy-out per core with the buffers (and 1 vs 2)");
-  command->add_option("--svg", s->svg, "Draw the timeline as an SVG Gantt chart (with --timeline)");
-  command->add_option("--copy-gbps", s->copy_gbps,
-                      "Timeline: copy bandwidth per core and direction, GB/s (preset example: "
-                      "npu 32, cpu 10)")
-      ->check(CLI::Range(1e-6, 1e9));
-  command->add_option("--vector-gelems", s->vector_gelems,
-                      "Timeline: vector throughput per core, G elements/s (npu 64, cpu 16)")
-      ->check(CLI::Range(1e-6, 1e9));
+  NotADirectory(command->add_option("--svg", s->svg,
+                                    "Draw the timeline as an SVG Gantt chart (needs --timeline)"),
+                "an SVG file");
+  // NaN passed CLI::Range and then fell back to the preset's rate unsaid.
+  FiniteNumber(command->add_option("--copy-gbps", s->copy_gbps,
+                                   "Timeline: copy bandwidth per core and direction, GB/s (preset "
+                                   "example: npu 32, cpu 10)"),
+               1e-6, 1e9);
+  FiniteNumber(command->add_option("--vector-gelems", s->vector_gelems,
+                                   "Timeline: vector throughput per core, G elements/s (npu 64, "
+                                   "cpu 16)"),
+               1e-6, 1e9);
   AddPlanOptions(command, s->target);
   command->callback([&run, s, elements, command] {
     if (elements->count() == 0 && command->get_option("--shape")->count() == 0) {
-      throw CLI::ValidationError("leaky plan", "give --elems N or --shape A,B,...");
+      throw UsageError("give --elems N or --shape A,B,...");
+    }
+    // The timeline's options do nothing without it: refused, not ignored.
+    if (!s->timeline) {
+      for (const char* name : {"--svg", "--copy-gbps", "--vector-gelems"}) {
+        if (command->get_option(name)->count() > 0) {
+          throw UsageError(std::string(name) + " needs --timeline");
+        }
+      }
     }
     run = [s] { return RunPlan(*s); };
   });

@@ -1,7 +1,9 @@
 #include "plan_options.h"
 
+#include <limits>
 #include <stdexcept>
 
+#include "cli_checks.h"
 #include "golden_io.h"
 
 namespace leaky::tools {
@@ -13,14 +15,16 @@ void AddPlanOptions(CLI::App* command, PlanOptions& options, bool with_op) {
                       "double buffering - example values, not a product's)")
       ->check(CLI::IsMember({"cpu", "npu"}))
       ->capture_default_str();
-  command->add_option("--cores", options.cores, "Cores (threads) available")
-      ->check(CLI::Range(1u, 65536u));
-  command->add_option("--buffer-bytes", options.buffer_bytes, "On-chip buffer per core (bytes)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  command->add_option("--align", options.align_bytes, "Alignment granule (bytes, power of two)")
-      ->check(CLI::Range(1u, 65536u));
-  command->add_option("--buffers", options.buffers, "1 = single, 2 = double buffering")
-      ->check(CLI::Range(1u, 8u));
+  WholeNumber(command->add_option("--cores", options.cores, "Cores (threads) available"), 1u,
+              65536u);
+  WholeNumber(command->add_option("--buffer-bytes", options.buffer_bytes,
+                                  "On-chip buffer per core (bytes)"),
+              uint64_t{1}, uint64_t{1} << 40);
+  PowerOfTwo(WholeNumber(command->add_option("--align", options.align_bytes,
+                                             "Alignment granule (bytes, power of two)"),
+                         1u, 65536u));
+  WholeNumber(command->add_option("--buffers", options.buffers, "1 = single, 2 = double buffering"),
+              1u, 8u);
   if (with_op) {
     command->add_option("--op", options.op, "forward (2 streams) or backward (3 streams)")
         ->check(CLI::IsMember({"forward", "backward"}))
@@ -33,13 +37,13 @@ void AddPlanOptions(CLI::App* command, PlanOptions& options, bool with_op) {
                       "each to the first cores")
       ->check(CLI::IsMember({"granule", "even", "balanced"}))
       ->capture_default_str();
-  command->add_option("--tile-elems", options.tile_elems,
-                      "Fixed tile length in elements (a kernel's BLOCK_ELEMS) instead of "
-                      "sizing tiles from --buffer-bytes")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  command->add_option("--address-offset", options.address_offset,
-                      "The output's address modulo --align, in bytes")
-      ->check(CLI::Range(0u, 65535u));
+  WholeNumber(command->add_option("--tile-elems", options.tile_elems,
+                                  "Fixed tile length in elements (a kernel's BLOCK_ELEMS) instead "
+                                  "of sizing tiles from --buffer-bytes"),
+              uint64_t{1}, uint64_t{1} << 40);
+  WholeNumber(command->add_option("--address-offset", options.address_offset,
+                                  "The output's address modulo --align, in bytes"),
+              0u, 65535u);
 }
 
 bool PlanOptionsGiven(CLI::App* command) {
@@ -56,16 +60,42 @@ nlohmann::json PlanOptions::ToJson() const {
           {"tile_elems", tile_elems}, {"address_offset", address_offset}};
 }
 
+namespace {
+
+// Field `key` of a recorded plan, in plain words when it is missing or of
+// another type (nlohmann's texts are for programmers).
+std::string Text(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) {
+    throw std::invalid_argument(std::string("\"") + key + "\" must be a string");
+  }
+  return it->get<std::string>();
+}
+
+template <class T>
+T Whole(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_number_unsigned() ||
+      it->get<uint64_t>() > std::numeric_limits<T>::max()) {
+    throw std::invalid_argument(std::string("\"") + key + "\" must be a whole number from 0 to " +
+                                std::to_string(std::numeric_limits<T>::max()));
+  }
+  return static_cast<T>(it->get<uint64_t>());
+}
+
+}  // namespace
+
 PlanOptions PlanOptions::FromJson(const nlohmann::json& j) {
+  if (!j.is_object()) throw std::invalid_argument("a plan must be a JSON object");
   PlanOptions o;
-  o.preset = j.at("preset").get<std::string>();
-  o.cores = j.at("cores").get<uint32_t>();
-  o.buffer_bytes = j.at("buffer_bytes").get<uint64_t>();
-  o.align_bytes = j.at("align_bytes").get<uint32_t>();
-  o.buffers = j.at("buffers").get<uint32_t>();
-  o.split = j.at("split").get<std::string>();
-  o.tile_elems = j.at("tile_elems").get<uint64_t>();
-  o.address_offset = j.at("address_offset").get<uint32_t>();
+  o.preset = Text(j, "preset");
+  o.cores = Whole<uint32_t>(j, "cores");
+  o.buffer_bytes = Whole<uint64_t>(j, "buffer_bytes");
+  o.align_bytes = Whole<uint32_t>(j, "align_bytes");
+  o.buffers = Whole<uint32_t>(j, "buffers");
+  o.split = Text(j, "split");
+  o.tile_elems = Whole<uint64_t>(j, "tile_elems");
+  o.address_offset = Whole<uint32_t>(j, "address_offset");
   return o;
 }
 

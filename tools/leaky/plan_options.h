@@ -24,7 +24,7 @@ struct PlanOptions {
   uint32_t address_offset = 0; // output address modulo --align, bytes
 
   nlohmann::json ToJson() const;
-  static PlanOptions FromJson(const nlohmann::json& j);  // throws nlohmann::json::exception
+  static PlanOptions FromJson(const nlohmann::json& j);  // throws std::invalid_argument
 };
 
 // Adds --preset --cores --buffer-bytes --align --buffers --split

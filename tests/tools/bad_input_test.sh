@@ -1,0 +1,241 @@
+#!/usr/bin/env bash
+# Bad input never reaches a user as an internal error: every refused command
+# line of the CLI and of `python3 -m leaky.testing` exits non-zero (2 for
+# unusable arguments) with exactly one line on stderr in plain words, writes
+# nothing (the work folder is compared before and after), and with --json
+# still prints a JSON object holding the error; leaky.testing.check_op
+# raises one one-line ValueError before it calls the kernel.
+#   bad_input_test.sh LEAKY WORK [PYTHON [LEAKY_BENCH]]
+# PYTHON (with PYTHONPATH and LEAKY_LIB_DIR set for leaky.testing) is
+# optional: without it, or as "-", the Python cases are skipped.
+set -uo pipefail
+export PYTHONDONTWRITEBYTECODE=1  # an import must not look like a file written
+leaky=$1 work=$2 python=${3:-} bench=${4:-}
+[ "$python" != - ] || python=
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+json_python=${python:-/usr/bin/python3}
+
+# Every file and folder under $work with its checksum, but the captures.
+snapshot() {
+  find "$work" -mindepth 1 ! -name stdout.txt ! -name stderr.txt -printf '%y %p\n' | sort
+  find "$work" -type f ! -name stdout.txt ! -name stderr.txt -exec md5sum {} + | sort
+}
+
+# refused STATUS WORDS COMMAND...: COMMAND exits STATUS with one line on
+# stderr that holds WORDS, nothing on stdout (unless it asked for --json),
+# no internal text, and the work folder unchanged.
+refused() {
+  local want=$1 words=$2; shift 2
+  local before after
+  before=$(snapshot)
+  "$@" > "$work/stdout.txt" 2> "$work/stderr.txt"; local got=$?
+  after=$(snapshot)
+  local what="$*"
+  [ "$got" = "$want" ] || { cat "$work/stderr.txt"; fail "$what: exit $got, wanted $want"; }
+  [ -s "$work/stderr.txt" ] && [ "$(wc -l < "$work/stderr.txt")" = 1 ] \
+    || { head -c 2000 "$work/stderr.txt"; fail "$what: stderr is not exactly one line"; }
+  grep -qF -- "$words" "$work/stderr.txt" || { cat "$work/stderr.txt"; fail "$what: no '$words'"; }
+  if grep -qiE 'json\.exception|incompatible function arguments|not in range|overflows 64 bits|Traceback|Run with --help|usage:' \
+      "$work/stderr.txt"; then
+    cat "$work/stderr.txt"; fail "$what: an internal message reached the user"
+  fi
+  [[ " $* " == *" --json "* ]] || [ ! -s "$work/stdout.txt" ] \
+    || { cat "$work/stdout.txt"; fail "$what: printed on stdout"; }
+  [ "$before" = "$after" ] || { diff <(echo "$before") <(echo "$after"); fail "$what: wrote files"; }
+}
+
+# with --json: stdout is one JSON object whose "error" is stderr's message.
+json_error() {
+  "$json_python" - "$work/stdout.txt" "$work/stderr.txt" <<'PY' || fail "no JSON error object on stdout"
+import json, sys
+out, err = open(sys.argv[1]).read(), open(sys.argv[2]).read().strip()
+j = json.loads(out)
+assert isinstance(j, dict) and isinstance(j.get("error"), str), out
+assert j["error"] and err.endswith(": " + j["error"]), (j["error"], err)
+PY
+}
+
+"$leaky" golden --dtype f16 --elems 4099 --out "$work/g" > /dev/null || fail "golden"
+echo "not a directory" > "$work/file.txt"
+
+# 2. Sizes below 1, in words (CLI11 said "Value 0 not in range 0.000000 to 1797...").
+refused 2 "--elems must be at least 1, not 0" "$leaky" golden --elems 0 --out "$work/new"
+refused 2 "--elems must be at least 1, not -5" "$leaky" golden --elems -5 --out "$work/new"
+refused 2 "--shape must be at least 1, not 0" "$leaky" golden --shape 4,0 --out "$work/new"
+refused 2 "--seed must be at least 0, not -1" "$leaky" golden --seed -1 --out "$work/new"
+refused 2 "--slope must be a finite number" "$leaky" golden --slope nan --out "$work/new"
+refused 2 "--cores must be at least 1, not 0" "$leaky" plan --elems 100 --cores 0
+refused 2 "--cores must be at most 65536" "$leaky" plan --elems 100 --cores 70000
+refused 2 "--tile-elems must be at least 1, not 0" "$leaky" plan --elems 100 --tile-elems 0
+refused 2 "--align must be a power of two, not 48" "$leaky" plan --elems 100 --align 48
+refused 2 "--buffers must be a whole number, not 'two'" "$leaky" plan --elems 100 --buffers two
+refused 2 "--max-ulp must be at least 0, not -1" "$leaky" check "$work/g/golden.bin" --golden "$work/g" \
+  --max-ulp -1
+refused 2 "--elements must be at least 1, not 0" "$leaky" demo --elements 0
+# 3. A negative size is a size below 1, not an overflow.
+refused 2 "--elems must be at least 1, not -5" "$leaky" plan --elems -5
+refused 2 "--shape must be at least 1, not -3" "$leaky" plan --shape 4,-3
+# 4. A directory where a file is expected, and the other way round.
+refused 2 "$work/g is a directory, not a golden file" "$leaky" check "$work/g" --golden "$work/g"
+refused 2 "--golden $work/file.txt is a file" "$leaky" check "$work/g/golden.bin" --golden "$work/file.txt"
+refused 2 "--out $work/file.txt is a file, not a directory" "$leaky" golden --out "$work/file.txt"
+refused 2 "$work/g is a directory, not an SVG file" "$leaky" plan --elems 100 --timeline --svg "$work/g"
+mkdir -p "$work/broken/golden.json" && cp "$work/g/"*.bin "$work/broken/"
+refused 2 "$work/broken/golden.json is a directory, not a golden file" "$leaky" check "$work/g/golden.bin" \
+  --golden "$work/broken"
+# ... and a golden.json that is not JSON, or not the format: no parser text.
+rmdir "$work/broken/golden.json" && echo "{oops" > "$work/broken/golden.json"
+refused 2 "golden.json is not valid JSON" "$leaky" check "$work/g/golden.bin" --golden "$work/broken"
+echo '{"format": "leaky-golden-1", "op": 3}' > "$work/broken/golden.json"
+refused 2 "golden.json: \"op\" must be a string" "$leaky" check "$work/g/golden.bin" --golden "$work/broken"
+# 5. A --filter that selects no benchmark, before anything runs or is written.
+if [ ! -x "$bench" ]; then  # not given, or not built
+  # Google Benchmark's behaviour, minimal: list the names the filter
+  # matches; asked to run, write an empty result file (the real one writes
+  # no benchmarks, which used to end in a JSON parser error).
+  bench=$work/fake-bench
+  cat > "$bench" <<'SH'
+#!/bin/sh
+filter=. out=
+for a in "$@"; do
+  case $a in --benchmark_filter=*) filter=${a#*=} ;; --benchmark_out=*) out=${a#*=} ;; esac
+done
+case " $* " in *" --benchmark_list_tests=true "*)
+  printf 'leaky/f32/fwd/4096/1\nonednn/f32/fwd/4096/1\n' | grep -E -- "$filter"; exit 0 ;;
+esac
+[ -n "$out" ] && : > "$out"
+exit 0
+SH
+  chmod +x "$bench"
+fi
+refused 2 "no benchmark matches --filter 'no-such-benchmark'" "$leaky" bench --bench-binary "$bench" \
+  --filter no-such-benchmark --out "$work/bench"
+refused 2 "--min-time must be a finite number" "$leaky" bench --bench-binary "$bench" --min-time nan \
+  --out "$work/bench"
+# 7. --svg (and the timeline's rates) without --timeline.
+refused 2 "--svg needs --timeline" "$leaky" plan --elems 100 --svg "$work/x.svg"
+refused 2 "--copy-gbps needs --timeline" "$leaky" plan --elems 100 --copy-gbps 5
+# 8. Rates that are not finite positive numbers.
+for rate in nan inf -inf 0 -1 x; do
+  refused 2 "--copy-gbps must be a finite number from 1e-06 to 1e+09, not '$rate'" \
+    "$leaky" plan --elems 100 --timeline --copy-gbps "$rate"
+done
+refused 2 "--vector-gelems must be a finite number" "$leaky" plan --elems 100 --timeline --vector-gelems nan
+# 9. A negative device index (when the build has the OpenCL backend).
+if "$leaky" --help | grep -q "^  device"; then
+  refused 2 "--device must be at least 0, not -1" "$leaky" device run --golden "$work/g" \
+    --out "$work/d.bin" --device -1
+  refused 2 "--golden $work/none does not exist" "$leaky" device run --golden "$work/none" --out "$work/d.bin"
+else
+  echo "skipped: this leaky has no device command"
+fi
+# 10. check --json: a JSON object on stdout whenever it exits 2.
+refused 2 "--golden $work/none does not exist" "$leaky" check "$work/g/golden.bin" --golden "$work/none" --json
+json_error
+refused 2 "--max-ulp must be at least 0, not -2" "$leaky" check "$work/g/golden.bin" --golden "$work/g" \
+  --json --max-ulp -2
+json_error
+head -c 100 "$work/g/golden.bin" > "$work/truncated.bin"
+refused 2 "truncated" "$leaky" check "$work/truncated.bin" --golden "$work/g" --json
+json_error
+refused 2 "--elems must be at least 1" "$leaky" plan --json --elems 0
+json_error
+# 11. --dist: the message and the help spell the form alike.
+refused 2 "expected normal[:MEAN,STD]" "$leaky" golden --dist normal:0 --out "$work/new"
+"$leaky" golden --help | grep -qF "normal[:MEAN,STD]" || fail "golden --help does not say normal[:MEAN,STD]"
+refused 2 "expected uniform[:A,B]" "$leaky" golden --dist uniform:x,1 --out "$work/new"
+"$leaky" golden --help | grep -qF "uniform[:A,B]" || fail "golden --help does not say uniform[:A,B]"
+refused 2 "unknown distribution 'lognormal'" "$leaky" golden --dist lognormal --out "$work/new"
+# CLI11's own errors: one line too.
+refused 2 "--bogus" "$leaky" plan --elems 100 --bogus
+refused 2 "--golden is required" "$leaky" check "$work/g/golden.bin"
+
+# 1. leaky.testing, from the shell and from Python.
+if [ -n "$python" ]; then
+  mkdir -p "$work/py"
+  cat > "$work/py/kernels.py" <<'PY'
+import os
+import numpy as np
+def good(x, s):
+    open(os.environ["CALLED"], "w").close()  # the kernel must not run on bad arguments
+    w = x.astype(np.float32)
+    return np.where(w > 0, w, w * np.float32(s)).astype(x.dtype)
+PY
+  export CALLED=$work/called PYTHONPATH=$work/py${PYTHONPATH:+:$PYTHONPATH}
+  t=("$python" -m leaky.testing kernels:good)
+  refused 2 "argument --max-ulp: must be at least 0, not -1" "${t[@]}" --max-ulp -1
+  refused 2 "argument --elems: must be at least 1, not -5" "${t[@]}" --elems -5
+  refused 2 "argument --seed: must be at least 0, not -1" "${t[@]}" --seed -1
+  refused 2 "argument --elems: must be a whole number, not 'x'" "${t[@]}" --elems x
+  refused 2 "argument --slope: must be a finite number, not nan" "${t[@]}" --slope nan
+  refused 2 "unrecognized arguments: --bogus" "${t[@]}" --bogus
+  refused 2 "expected normal[:MEAN,STD]" "${t[@]}" --dist normal:0
+  refused 2 "argument --elems: must be at least 1, not 0" "${t[@]}" --json --elems 0
+  json_error
+  [ ! -e "$CALLED" ] || fail "leaky.testing called the kernel with bad arguments"
+  "${t[@]}" --elems 1000 > "$work/stdout.txt" 2> "$work/stderr.txt" \
+    && grep -q "^PASS" "$work/stdout.txt" && [ -e "$CALLED" ] || { cat "$work/stderr.txt"; fail "a good call"; }
+  rm -f "$CALLED"
+  "$python" - <<'PY' || fail "check_op with bad arguments"
+import os
+import leaky.testing as lt
+from kernels import good
+cases = [(dict(elems=-5), "elems must be at least 1, not -5"),
+         (dict(seed=-1), "seed must be at least 0, not -1"),
+         (dict(max_ulp=-1), "max_ulp must be at least 0, not -1"),
+         (dict(elems=2.5), "elems must be a whole number, not 2.5"),
+         (dict(slope=float("inf")), "slope must be a finite number, not inf"),
+         (dict(cores=0), "cores must be at least 1, not 0"),
+         (dict(buffers=1 << 70), "buffers must be at most 8"),
+         (dict(dtype=["f16"]), "dtype must be one of"),
+         (dict(strict_zero_sign="yes"), "strict_zero_sign must be True or False"),
+         (dict(dist="normal:0"), "expected normal[:MEAN,STD]"),
+         (dict(tile_elems=1 << 62, dtype="f64"), "overflows")]
+
+
+def refused(call, kwargs, words):
+    """call(**kwargs) raises one one-line ValueError holding `words`, and
+    the kernel never ran."""
+    try:
+        call(**kwargs)
+    except ValueError as e:
+        message = str(e)
+        assert words in message and "\n" not in message, (call.__name__, kwargs, message[:300])
+    else:
+        raise AssertionError("%s: no ValueError for %r" % (call.__name__, kwargs))
+    assert not os.path.exists(os.environ["CALLED"]), ("the kernel ran", kwargs)
+
+
+def check_op(**kwargs):
+    return lt.check_op(good, **kwargs)
+
+
+for kwargs, words in cases:
+    refused(check_op, kwargs, words)
+refused(lt.golden, dict(elems=0), "elems must be at least 1, not 0")
+refused(lt.golden, dict(seed=-1), "seed must be at least 0, not -1")
+refused(lt.opencl_leaky_relu, dict(device=-1), "device must be at least 0, not -1")
+refused(lt.opencl_leaky_relu, dict(tile_elems=0), "tile_elems must be at least 1, not 0")
+PY
+else
+  echo "skipped: no Python interpreter given for leaky.testing"
+fi
+# The GAN lab's commands (builds with LibTorch only).
+if "$leaky" gan --help > /dev/null 2>&1; then
+  gan=("$leaky" gan --out "$work/runs" --data-dir "$work/no-digits" --no-speed-check)
+  refused 2 "--steps must be at least 1, not 0" "${gan[@]}" --steps 0
+  refused 2 "--seeds must be at least 1, not -1" "${gan[@]}" --seeds -1
+  refused 2 "--width must be at most 2, not 3" "${gan[@]}" --width 3
+  refused 2 "--samples 1: the quality metrics need at least 10" "${gan[@]}" --samples 1
+  refused 2 "relu is given twice" "${gan[@]}" --acts relu,relu
+  refused 2 "--samples 1001: at most 1000 on MNIST" "${gan[@]}" --samples 1001
+  head -c 64 /dev/zero > "$work/pre.f32"
+  refused 2 "cannot write --json /proc/x.json" "$leaky" precision "$work/pre.f32" --json /proc/x.json
+  refused 2 "is a directory, not a raw f32 file" "$leaky" precision "$work"
+  refused 2 "is a directory, not a JSON file" "$leaky" precision "$work/pre.f32" --json "$work"
+  refused 2 "--slope must be a finite number" "$leaky" precision "$work/pre.f32" --slope nan
+else
+  echo "skipped: this leaky has no gan command"
+fi
+echo "bad input: all checks passed"
