@@ -4,6 +4,7 @@
 # measures from it and the summary table of summary_table.py appear in the
 # README verbatim; so do the tables registered in docs/study/PLAN.md: the
 # setup crossing, the claims per setup and where the 6,000-step runs settle.
+# docs/study/generated.py rewrites the README's generated blocks.
 #
 # usage: study_docs_test.sh <leaky binary> <python>
 set -euo pipefail
@@ -42,4 +43,6 @@ in_readme "the claims per setup" "$("$leaky" gan claims "${setups[@]}" "${long[@
 if [ "${#long[@]}" -gt 0 ]; then
   in_readme "the settle table" "$("$leaky" gan table settle "${long[0]}")"
 fi
+# Every generated block (<!-- generated: ... -->) is what its command prints now.
+"$python" "$docs/generated.py" "$leaky" "$python" --check
 echo "docs/study: $found studies and the registered tables (${#setups[@]} setups), all in the README"
