@@ -1,6 +1,9 @@
 // leaky._native's device half: the OpenCL backend (leaky/opencl.h) on NumPy
 // arrays, so leaky.testing.check_op can check the device kernel like any
-// other callable. Devices are opened once per (index, fault) and kept.
+// other callable - the library's kernel, with a planted fault, or a kernel
+// source of the caller's own. Devices are opened once per (index, fault,
+// source, build options) and kept: opening builds the layout probe, and a
+// device keeps its built programs.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -8,7 +11,8 @@
 #include <map>
 #include <stdexcept>
 #include <string>
-#include <utility>
+#include <tuple>
+#include <vector>
 
 #include "leaky/opencl.h"
 #include "numpy_common.h"
@@ -17,32 +21,74 @@ namespace py = pybind11;
 
 namespace {
 
-leaky_cl_device* DeviceFor(int index, int fault) {
-  static std::map<std::pair<int, int>, leaky_cl_device*> open;  // kept for the process
-  auto found = open.find({index, fault});
+// What a device is opened with; an empty source or build_options: none.
+struct Opened {
+  int index = -1;
+  int fault = 0;
+  std::string source, build_options;
+  bool operator<(const Opened& o) const {
+    return std::tie(index, fault, source, build_options) <
+           std::tie(o.index, o.fault, o.source, o.build_options);
+  }
+};
+
+leaky_cl_device* DeviceFor(const Opened& key) {
+  static std::map<Opened, leaky_cl_device*> open;  // kept for the process
+  auto found = open.find(key);
   if (found != open.end()) return found->second;
-  leaky_cl_options options{index, fault};
+  const leaky_cl_options options{key.index, key.fault,
+                                 key.source.empty() ? nullptr : key.source.c_str(),
+                                 key.build_options.empty() ? nullptr : key.build_options.c_str()};
   leaky_cl_device* device = nullptr;
   if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
-  open[{index, fault}] = device;
+  open[key] = device;
   return device;
+}
+
+leaky_cl_plan PlanOf(uint32_t cores, const std::string& split, uint32_t tile_elems,
+                     uint32_t buffers) {
+  if (split != "even" && split != "balanced") throw py::value_error("split must be 'even' or 'balanced'");
+  return {cores, split == "even" ? 0u + LEAKY_DEVICE_SPLIT_EVEN : 0u + LEAKY_DEVICE_SPLIT_BALANCED,
+          tile_elems, buffers};
+}
+
+// Zeros shaped and typed as `like`: what a faulty kernel never writes stays 0.
+py::array ZerosLike(const py::array& like) {
+  py::array out(like.dtype(), std::vector<py::ssize_t>(like.shape(), like.shape() + like.ndim()));
+  std::memset(out.mutable_data(), 0, static_cast<size_t>(out.nbytes()));
+  return out;
 }
 
 py::array DeviceLeakyRelu(const py::array& x_in, double slope, uint32_t cores,
                           const std::string& split, uint32_t tile_elems, uint32_t buffers,
-                          int device, int fault) {
-  if (split != "even" && split != "balanced") throw py::value_error("split must be 'even' or 'balanced'");
+                          int device, int fault, const std::string& source,
+                          const std::string& build_options) {
+  const leaky_cl_plan plan = PlanOf(cores, split, tile_elems, buffers);
   const leaky_dtype dtype = leaky::numpy::DtypeOf(x_in, "x");
   const py::array x = py::array::ensure(x_in, py::array::c_style);
-  py::array y(x.dtype(), std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
-  std::memset(y.mutable_data(), 0, static_cast<size_t>(y.nbytes()));
-  const leaky_cl_plan plan{cores, split == "even" ? 0u : 1u, tile_elems, buffers};
-  leaky_cl_device* d = DeviceFor(device, fault);
-  const leaky_status status = leaky_cl_leaky_relu_forward(d, dtype, static_cast<size_t>(x.size()),
-                                                          x.data(), y.mutable_data(), slope, &plan,
-                                                          nullptr);
-  leaky::numpy::Check(status);
+  py::array y = ZerosLike(x);
+  leaky_cl_device* d = DeviceFor({device, fault, source, build_options});
+  leaky::numpy::Check(leaky_cl_leaky_relu_forward(d, dtype, static_cast<size_t>(x.size()), x.data(),
+                                                  y.mutable_data(), slope, &plan, nullptr));
   return y;
+}
+
+py::array DeviceLeakyReluBackward(const py::array& dy_in, const py::array& x_in, double slope,
+                                  uint32_t cores, const std::string& split, uint32_t tile_elems,
+                                  uint32_t buffers, int device, int fault,
+                                  const std::string& source, const std::string& build_options) {
+  const leaky_cl_plan plan = PlanOf(cores, split, tile_elems, buffers);
+  const leaky_dtype dtype = leaky::numpy::DtypeOf(dy_in, "dy");
+  if (leaky::numpy::DtypeOf(x_in, "x") != dtype) throw py::type_error("dy and x differ in dtype");
+  const py::array dy = py::array::ensure(dy_in, py::array::c_style);
+  const py::array x = py::array::ensure(x_in, py::array::c_style);
+  if (dy.size() != x.size()) throw py::value_error("dy and x differ in size");
+  py::array dx = ZerosLike(dy);
+  leaky_cl_device* d = DeviceFor({device, fault, source, build_options});
+  leaky::numpy::Check(leaky_cl_leaky_relu_backward(d, dtype, static_cast<size_t>(dy.size()),
+                                                   dy.data(), x.data(), dx.mutable_data(), slope,
+                                                   &plan, nullptr));
+  return dx;
 }
 
 }  // namespace
@@ -51,5 +97,12 @@ void AddDevice(py::module_& m) {
   m.def("device_leaky_relu", &DeviceLeakyRelu, py::arg("x"), py::arg("negative_slope"),
         py::arg("cores") = 8, py::arg("split") = "even", py::arg("tile_elems") = 4096,
         py::arg("buffers") = 2, py::arg("device") = -1, py::arg("fault") = 0,
-        "LeakyReLU forward by the OpenCL device kernel (the output starts as zeros)");
+        py::arg("source") = "", py::arg("build_options") = "",
+        "LeakyReLU forward by the OpenCL device kernel (the output starts as zeros); source: "
+        "a kernel of the caller's own (empty: the library's)");
+  m.def("device_leaky_relu_backward", &DeviceLeakyReluBackward, py::arg("dy"), py::arg("x"),
+        py::arg("negative_slope"), py::arg("cores") = 8, py::arg("split") = "even",
+        py::arg("tile_elems") = 4096, py::arg("buffers") = 2, py::arg("device") = -1,
+        py::arg("fault") = 0, py::arg("source") = "", py::arg("build_options") = "",
+        "LeakyReLU backward (dx) by the OpenCL device kernel (the output starts as zeros)");
 }

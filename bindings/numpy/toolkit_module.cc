@@ -95,7 +95,7 @@ void CheckPlan(const std::string& dtype, uint64_t elements, const std::string& o
 std::string Check(const std::string& dtype, double slope, const std::string& op,
                   const py::bytes& x, const py::bytes& dy, const py::bytes& golden,
                   const py::bytes& output, uint64_t max_ulp, bool strict_zero_sign,
-                  const std::string& plan_json) {
+                  bool allow_rounding, const std::string& plan_json) {
   const std::string golden_bytes = golden;
   const size_t size = DtypeBytes(Describe(dtype, 1, slope, op).dtype);
   const GoldenDescription d = Describe(dtype, golden_bytes.size() / size, slope, op);
@@ -109,6 +109,7 @@ std::string Check(const std::string& dtype, double slope, const std::string& op,
   in.negative_slope = slope;
   in.max_ulp = max_ulp;
   in.strict_zero_sign = strict_zero_sign;
+  in.allow_rounding = allow_rounding;
   try {
     in.input = array("x", x);
     if (in.backward) in.dy = array("dy", dy);
@@ -136,7 +137,7 @@ void AddToolkit(py::module_& m) {
         "(x, dy, golden) as bytes of stored bit patterns, as `leaky golden` makes them");
   m.def("toolkit_check", &leaky::tools::Check, py::arg("dtype"), py::arg("slope"), py::arg("op"),
         py::arg("x"), py::arg("dy"), py::arg("golden"), py::arg("output"), py::arg("max_ulp"),
-        py::arg("strict_zero_sign"), py::arg("plan_json"),
+        py::arg("strict_zero_sign"), py::arg("allow_rounding"), py::arg("plan_json"),
         "`leaky check`'s verdict as JSON text");
   m.def("toolkit_check_plan", &leaky::tools::CheckPlan, py::arg("dtype"), py::arg("elements"),
         py::arg("op"), py::arg("plan_json"),

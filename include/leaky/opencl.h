@@ -43,9 +43,26 @@ typedef struct leaky_cl_options {
   int32_t device;       /* -1: a GPU if the ICD loader finds one, else the first device;
                            k >= 0: the k-th device over all platforms */
   int32_t fault;        /* leaky_cl_fault */
+  /* A kernel of the caller's own in place of the library's, so that a port
+   * of the article's kernel runs on the same host, plan and tiling data and
+   * can be checked by the same tools (null: the library's kernel). OpenCL C
+   * text defining leaky_relu_tiles with the library kernel's arguments
+   * (tiling, src0, src1, dst, in_buf, out_buf; see leaky_relu.cl), built
+   * with the same -D LEAKY_DTYPE, LEAKY_BACKWARD and LEAKY_FAULT. Its
+   * `#include "leaky/device_tiling.h"` is replaced by the header's text, as
+   * in the library's own kernel, so no include path is needed. Copied at
+   * leaky_cl_open; built per dtype and direction at first use, where a
+   * build failure returns LEAKY_ERROR_DEVICE with the build log. The
+   * tiling layout probe is built from the library's kernel either way: a
+   * port need not carry it, and the probe checks the device compiler
+   * against the header both include. */
+  const char* source;
+  /* Extra compiler options for the kernel (e.g. "-cl-denorms-are-zero", to
+   * see what a flushing build does to f32); null: none. Copied. */
+  const char* build_options;
 } leaky_cl_options;
 
-/* Opens a device (null options: device -1, no fault). */
+/* Opens a device (null options: device -1, no fault, the library's kernel). */
 LEAKY_API leaky_status leaky_cl_open(const leaky_cl_options* options, leaky_cl_device** device);
 LEAKY_API void leaky_cl_close(leaky_cl_device* device);
 /* "platform: device", and whether f64 kernels are available. */

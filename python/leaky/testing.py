@@ -35,7 +35,7 @@ _SPLITS = ("granule", "even", "balanced")
 
 @dataclasses.dataclass
 class Finding:
-    kind: str          # e.g. select_missing, core_edge, zero_block (leaky check's kinds)
+    kind: str          # e.g. select_missing, misplaced, not_written (leaky check's kinds)
     message: str       # what it looks like, where, and the usual cause
     first: int = None  # first element it concerns, where it has one
     last: int = None
@@ -65,7 +65,10 @@ class Diagnosis:
 
 def _finding(raw):
     d = raw.get("details", {})
-    blocks = d.get("blocks") or d.get("cores") or d.get("tiles")
+    # Where it starts: the first extent or tile of its region, else the
+    # details' own first element, core and tile.
+    region = d.get("region") if isinstance(d.get("region"), dict) else d
+    blocks = region.get("extents") or d.get("tiles")
     first_of = blocks[0] if isinstance(blocks, list) and blocks and isinstance(blocks[0], dict) else d
     first = first_of.get("first", d.get("index"))
     return Finding(raw["kind"], raw["message"], first, first_of.get("last"),
@@ -160,7 +163,8 @@ def golden(dtype="f16", elems=10007, slope=0.2, dist="hard", seed=1, op="forward
 
 def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
              split="even", cores=8, tile_elems=4096, buffers=2, preset="npu",
-             buffer_bytes=None, align=None, seed=1, max_ulp=0, strict_zero_sign=False):
+             buffer_bytes=None, align=None, seed=1, max_ulp=0, strict_zero_sign=False,
+             allow_rounding=False):
     """Makes golden data through the library, calls `fn`, and returns the
     Diagnosis. split=None checks without mapping to cores and tiles."""
     if not callable(fn):
@@ -170,6 +174,8 @@ def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
     max_ulp = _whole("max_ulp", max_ulp)
     if not isinstance(strict_zero_sign, (bool, _np.bool_)):
         raise ValueError("strict_zero_sign must be True or False, not %r" % (strict_zero_sign,))
+    if not isinstance(allow_rounding, (bool, _np.bool_)):
+        raise ValueError("allow_rounding must be True or False, not %r" % (allow_rounding,))
     plan = _plan_json(split, cores, tile_elems, buffers, preset, buffer_bytes, align)
     if plan:
         _native.toolkit_check_plan(dtype, elems, op, plan)
@@ -182,7 +188,7 @@ def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
     out = _as_array(result, x, "fn (%s)" % name)
     raw = json.loads(_native.toolkit_check(
         dtype, float(slope), op, x.tobytes(), b"" if dy is None else dy.tobytes(), g.tobytes(),
-        out.tobytes(), max_ulp, bool(strict_zero_sign), plan))
+        out.tobytes(), max_ulp, bool(strict_zero_sign), bool(allow_rounding), plan))
     return Diagnosis(raw["pass"], raw["elements"], raw["mismatches"], raw["max_ulp"],
                      raw["tolerance_ulp"], [_finding(f) for f in raw["findings"]])
 
@@ -192,25 +198,50 @@ _FAULTS = ("none", "compute-before-wait", "remainder-dropped", "slope-layout", "
 
 
 def opencl_leaky_relu(cores=8, split="even", tile_elems=4096, buffers=2, device=None,
-                      fault="none"):
+                      fault="none", source=None, build_options=None, op="forward"):
     """The OpenCL device kernel (leaky/opencl.h) as a callable for check_op,
     optionally with one of the article's faults planted (`leaky device run
     --fault`'s names). device=None picks a GPU if any, else the first
-    device. Raises RuntimeError where the build has no OpenCL or no device
-    is found."""
+    device.
+
+    source: the OpenCL C text of a kernel of your own to run in the
+    library's place (leaky_cl_options.source: leaky_relu_tiles with the
+    library kernel's arguments, built with the same -D LEAKY_DTYPE,
+    LEAKY_BACKWARD and LEAKY_FAULT), so a port is checked on the same host,
+    plan and tiling data; build_options: extra compiler options, e.g.
+    "-cl-denorms-are-zero". op="backward" returns fn(dy, x, slope) -> dx,
+    as check_op calls it. Raises RuntimeError where the build has no
+    OpenCL or no device is found; a kernel that does not build raises
+    RuntimeError with the build log when the callable is first called."""
     _one_of("fault", fault, _FAULTS)
     _one_of("split", split, ("even", "balanced"))
+    _one_of("op", op, ("forward", "backward"))
     # As `leaky device run` takes them.
     cores = _whole("cores", cores)
     tile_elems = _whole("tile_elems", tile_elems, (1, 2 ** 24))
     buffers = _whole("buffers", buffers, (1, 2))
     device = -1 if device is None else _whole("device", device, (0, 2 ** 20))  # -1: any
+    # The native call takes "" for none: an empty source is refused here
+    # rather than silently running the library's kernel.
+    if source is not None and (not isinstance(source, str) or not source.strip()):
+        raise ValueError("source must be the kernel's OpenCL C text, not %r"
+                         % (source if not isinstance(source, str) else "an empty string",))
+    if build_options is not None and not isinstance(build_options, str):
+        raise ValueError("build_options must be a string such as '-cl-denorms-are-zero', not %r"
+                         % (build_options,))
     if not hasattr(_native, "device_leaky_relu"):
         raise RuntimeError("this build of leaky has no OpenCL backend")
     code = _FAULTS.index(fault)
+    kernel = dict(cores=cores, split=split, tile_elems=tile_elems, buffers=buffers, device=device,
+                  fault=code, source=source or "", build_options=build_options or "")
+
+    if op == "backward":
+        def device_leaky_relu_backward(dy, x, slope):
+            return _native.device_leaky_relu_backward(dy, x, slope, **kernel)
+        return device_leaky_relu_backward
 
     def device_leaky_relu(x, slope):
-        return _native.device_leaky_relu(x, slope, cores, split, tile_elems, buffers, device, code)
+        return _native.device_leaky_relu(x, slope, **kernel)
     return device_leaky_relu
 
 
@@ -268,6 +299,8 @@ def main(argv=None):
     parser.add_argument("--seed", type=_whole_arg("seed"), default=1)
     parser.add_argument("--max-ulp", type=_whole_arg("max_ulp"), default=0)
     parser.add_argument("--strict-zero-sign", action="store_true")
+    parser.add_argument("--allow-rounding", action="store_true",
+                        help="accept a systematic rounding mode within --max-ulp")
     parser.add_argument("--json", action="store_true")
 
     def unusable(message):  # one line, as `leaky check`; with --json, JSON on stdout too
@@ -291,7 +324,7 @@ def main(argv=None):
         d = check_op(fn, args.dtype, args.elems, args.slope, args.dist, args.op,
                      None if args.split == "none" else args.split, args.cores, args.tile_elems,
                      args.buffers, args.preset, seed=args.seed, max_ulp=args.max_ulp,
-                     strict_zero_sign=args.strict_zero_sign)
+                     strict_zero_sign=args.strict_zero_sign, allow_rounding=args.allow_rounding)
     except Exception as e:
         return unusable(e)
     if args.json:

@@ -6,7 +6,9 @@
 namespace leaky::internal {
 namespace {
 // A fixed buffer, not a std::string: reporting an error must not allocate.
-thread_local char last_error[512] = "";
+// 4 KiB holds an OpenCL kernel's build log (leaky/opencl.h), whose first
+// error line usually comes after a few hundred characters of warnings.
+thread_local char last_error[4096] = "";
 }  // namespace
 
 leaky_status Fail(leaky_status status, const char* format, ...) {

@@ -26,18 +26,38 @@ while read -r fault finding buffers; do
   grep -q "^- $finding" "$work/check.txt" || { cat "$work/check.txt"; fail "$fault: no $finding"; }
   echo "$fault -> $(grep '^- ' "$work/check.txt" | cut -c1-160 | tr '\n' ' ')"
 done <<'FAULTS'
-compute-before-wait stale_tile 2
-remainder-dropped tail_not_processed 2
+compute-before-wait compute_before_copy 2
+remainder-dropped not_written 2
 slope-layout slope_mismatch 2
 half-flush f16_underflow 2
 single-buffer overwritten_tile 1
 select-missing select_missing 2
-core-offset core_edge 2
+core-offset misplaced 2
 FAULTS
 "$leaky" device run --golden "$work/nope" --out "$work/x.bin" > /dev/null 2> "$work/err.txt"
 [ $? = 2 ] || fail "missing golden: not exit 2"
 [ "$(wc -l < "$work/err.txt")" = 1 ] || fail "missing golden: not one line"
 "$leaky" device run --golden "$work/g" --out "$work/x.bin" --tile-elems 16000000 > /dev/null 2> "$work/err.txt"
 [ $? = 2 ] && grep -q "local memory" "$work/err.txt" || { cat "$work/err.txt"; fail "oversized tile not refused"; }
+[ ! -e "$work/x.bin" ] || fail "a refused run wrote its output"
+# --kernel: the library's own kernel text as a caller's kernel gives the
+# built-in kernel's bytes; a missing file, a directory, or a kernel that
+# does not build: exit 2, nothing written (the file cases in one line).
+kernel_cl=$(dirname "$0")/../../src/device/opencl/leaky_relu.cl
+"$leaky" device run --golden "$work/g" --out "$work/own.bin" --kernel "$kernel_cl" > /dev/null \
+  || fail "device run --kernel"
+cmp -s "$work/out.bin" "$work/own.bin" || fail "--kernel with the library's source: other bytes"
+"$leaky" device run --golden "$work/g" --out "$work/own.bin" --kernel "$kernel_cl" \
+  --build-options=-cl-denorms-are-zero > /dev/null || fail "device run --build-options"
+for kernel in "$work/nope.cl" "$work"; do
+  "$leaky" device run --golden "$work/g" --out "$work/x.bin" --kernel "$kernel" > /dev/null 2> "$work/err.txt"
+  [ $? = 2 ] || fail "--kernel $kernel: not exit 2"
+  [ "$(wc -l < "$work/err.txt")" = 1 ] || { cat "$work/err.txt"; fail "--kernel $kernel: not one line"; }
+  grep -q -- "--kernel $kernel" "$work/err.txt" || fail "--kernel $kernel: the line does not name it"
+done
+echo "__kernel void leaky_relu_tiles(__global float* dst) { dst[0] = undeclared_name; }" > "$work/bad.cl"
+"$leaky" device run --golden "$work/g" --out "$work/x.bin" --kernel "$work/bad.cl" > /dev/null 2> "$work/err.txt"
+[ $? = 2 ] && grep -q "did not build.*undeclared_name" "$work/err.txt" \
+  || { cat "$work/err.txt"; fail "a kernel that does not build: no exit 2 with the build log"; }
 [ ! -e "$work/x.bin" ] || fail "a refused run wrote its output"
 echo "device CLI: all checks passed"

@@ -213,13 +213,13 @@ tools::CheckResult RunFault(leaky_cl_device* device, const Planted& p, tools::La
 
 TEST(OpenCl, EveryPlantedFaultIsNamed) {
   const Planted faults[] = {
-      {LEAKY_CL_FAULT_COMPUTE_BEFORE_WAIT, 2, {"zero_block", "stale_tile"}},
-      {LEAKY_CL_FAULT_REMAINDER_DROPPED, 2, {"tail_not_processed"}},
+      {LEAKY_CL_FAULT_COMPUTE_BEFORE_WAIT, 2, {"compute_before_copy"}},
+      {LEAKY_CL_FAULT_REMAINDER_DROPPED, 2, {"not_written"}},
       {LEAKY_CL_FAULT_SLOPE_LAYOUT, 2, {"slope_mismatch"}},
       {LEAKY_CL_FAULT_HALF_FLUSH, 2, {"f16_underflow"}},
       {LEAKY_CL_FAULT_SINGLE_BUFFER, 1, {"overwritten_tile"}},
       {LEAKY_CL_FAULT_SELECT_MISSING, 2, {"select_missing"}},
-      {LEAKY_CL_FAULT_CORE_OFFSET, 2, {"core_edge"}},
+      {LEAKY_CL_FAULT_CORE_OFFSET, 2, {"misplaced"}},
   };
   for (const Planted& p : faults) {
     OPEN_OR_SKIP(device, p.fault);
@@ -235,18 +235,20 @@ TEST(OpenCl, EveryPlantedFaultIsNamed) {
     EXPECT_EQ(kinds, p.kinds) << "fault " << p.fault << messages;
     std::printf("[ fault %d  ]%s\n", p.fault, messages.c_str());
     for (const tools::Finding& f : r.findings) {
-      if (f.kind == "tail_not_processed") {
+      if (f.kind == "not_written") {  // the even split's n % cores, left by core 7
+        EXPECT_EQ(f.details["region"], "remainder");
         EXPECT_EQ(f.details["core"].get<uint32_t>(), 7u);
-        EXPECT_EQ(f.details["index"].get<uint64_t>(), 8u * (10007 / 8));
+        EXPECT_EQ(f.details["first"].get<uint64_t>(), 8u * (10007 / 8));
       }
-      if (f.kind == "stale_tile") EXPECT_EQ(f.details["tiles"][0]["tile"].get<uint64_t>(), 2u);
-      if (f.kind == "zero_block") {  // the first two tiles of every core: nothing copied in yet
-        EXPECT_EQ(f.details["blocks"].size(), 8u);
-        EXPECT_EQ(f.details["blocks"][0]["first"].get<uint64_t>(), 0u);
-        EXPECT_EQ(f.details["blocks"][0]["last"].get<uint64_t>(), 511u);
+      if (f.kind == "compute_before_copy") {  // tile i holds tile i - 2; the first two zeros
+        EXPECT_EQ(f.details["tiles_apart"].get<int64_t>(), -2);
+        EXPECT_EQ(f.details["unwritten"]["region"], "first_tiles");
+        EXPECT_EQ(f.details["unwritten"]["tiles_per_core"].get<uint64_t>(), 2u);
       }
-      if (f.kind == "overwritten_tile") EXPECT_EQ(f.details["tiles"][0]["tile"].get<uint64_t>(), 0u);
-      if (f.kind == "core_edge") EXPECT_EQ(f.details["edge"].get<std::string>(), "start");
+      if (f.kind == "overwritten_tile") EXPECT_EQ(f.details["tiles_apart"].get<int64_t>(), 1);
+      if (f.kind == "misplaced") {  // each core's first copy-in 16 elements early
+        EXPECT_EQ(f.details["shift"].get<int64_t>(), -16);
+      }
     }
   }
 }

@@ -26,6 +26,7 @@ struct CheckSettings {
   bool use_plan = false;
   bool plan_flags_given = false;
   bool strict_zero_sign = false;
+  bool allow_rounding = false;
   PlanOptions plan;
 };
 
@@ -61,6 +62,7 @@ int RunCheck(const CheckSettings& s) {
   input.output = load("the output " + s.output, s.output);
   input.max_ulp = s.max_ulp >= 0 ? static_cast<uint64_t>(s.max_ulp) : DefaultMaxUlp(d.dtype);
   input.strict_zero_sign = s.strict_zero_sign;
+  input.allow_rounding = s.allow_rounding;
   // The plan: flags given here, else the one `leaky golden --plan` recorded.
   std::optional<PlanOptions> plan;
   if (s.plan_flags_given) {
@@ -120,6 +122,9 @@ void AddCheckCommand(CLI::App& app, std::function<int()>& run) {
               int64_t{0}, int64_t{1} << 62);
   command->add_flag("--strict-zero-sign", s->strict_zero_sign,
                     "Count -0 against +0 as a mismatch (by default it is reported apart)");
+  command->add_flag("--allow-rounding", s->allow_rounding,
+                    "Accept a systematic rounding mode (toward or away from zero) within "
+                    "--max-ulp; by default it fails, whatever the tolerance");
   command->add_flag("--plan", s->use_plan,
                     "Map indices to cores and tiles (the plan golden.json recorded, or these "
                     "plan options)");

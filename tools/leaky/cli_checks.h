@@ -147,6 +147,29 @@ inline CLI::Option* NotADirectory(CLI::Option* option, const std::string& what) 
   return option;
 }
 
+// `option` names a file to read (`what`, e.g. "an OpenCL C kernel"): one
+// that is missing, a directory or unreadable is refused by name, before
+// anything runs (a device opened or an output written).
+inline CLI::Option* ReadableFile(CLI::Option* option, const std::string& what) {
+  const std::string name = option->get_name();
+  option->check(CLI::Validator(
+      [name, what](std::string& path) -> std::string {
+        std::error_code error;
+        if (!std::filesystem::exists(path, error)) throw UsageError(name + " " + path + " does not exist");
+        if (std::filesystem::is_directory(path, error)) {
+          throw UsageError(name + " " + path + " is a directory, not " + what);
+        }
+        if (std::FILE* file = std::fopen(path.c_str(), "rb")) {
+          std::fclose(file);
+        } else {
+          throw UsageError(name + " " + path + " cannot be read");
+        }
+        return {};
+      },
+      ""));
+  return option;
+}
+
 // `option` names a directory: one to read (`must_exist`: the one `leaky
 // golden` wrote) or one to write into (made when missing). A file in its
 // place is refused by name, before anything runs.

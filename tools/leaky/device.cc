@@ -2,7 +2,10 @@
 //   leaky device run --golden DIR --out FILE   the device kernel on a golden's
 //       input (in the split golden.json recorded, or --cores/--split/
 //       --tile-elems/--buffers), so `leaky check FILE --golden DIR` checks it
-//       end to end; --fault NAME plants a troubleshooting-table fault.
+//       end to end; --fault NAME plants a troubleshooting-table fault;
+//       --kernel FILE.cl runs a kernel of your own in the library's place
+//       (leaky_cl_options.source), --build-options "..." adds compiler
+//       options (e.g. -cl-denorms-are-zero).
 //   leaky device bench --golden DIR            kernel time from profiling
 //       events for 1 and 2 buffers beside `leaky plan --timeline`'s model, and
 //       the CPU library on the same data in the same run.
@@ -41,6 +44,7 @@ struct DeviceSettings {
   std::string golden_dir, out;
   int device = -1;
   std::string fault = "none";
+  std::string kernel, build_options;  // empty: the library's kernel, no extra options
   uint32_t cores = 0, tile_elems = 0, buffers = 0;
   std::string split;
   int repeats = 9;
@@ -95,7 +99,14 @@ Loaded Load(const DeviceSettings& s) {
 using Device = leaky::cl::Device;
 
 Device Open(const DeviceSettings& s, int fault) {
-  leaky_cl_options options{s.device, fault};
+  std::string source;
+  if (!s.kernel.empty()) {
+    const std::vector<uint8_t> text = ReadFile(s.kernel, 1 << 24);
+    source.assign(text.begin(), text.end());
+    if (source.empty()) throw std::invalid_argument("--kernel " + s.kernel + " is empty");
+  }
+  const leaky_cl_options options{s.device, fault, source.empty() ? nullptr : source.c_str(),
+                                 s.build_options.empty() ? nullptr : s.build_options.c_str()};
   leaky_cl_device* device = nullptr;
   if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
   return Device(device);
@@ -118,12 +129,15 @@ int RunDevice(const DeviceSettings& s) {
   leaky_cl_profile profile{};
   if (Launch(device.get(), l, l.plan, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
   WriteFile(s.out, out.data(), out.size());
+  std::string extras;
+  if (s.fault != "none") extras += ", fault " + s.fault;
+  if (!s.kernel.empty()) extras += ", kernel " + s.kernel;
+  if (!s.build_options.empty()) extras += ", options " + s.build_options;
   std::printf("%s: %llu %s elements on %u work-groups (%s split, %u-element tiles, %u buffer(s)%s) "
               "in %.0f us -> %s\n",
               leaky_cl_device_name(device.get()), static_cast<unsigned long long>(l.d.elements),
               DtypeName(l.d.dtype), l.plan.cores, l.plan.split ? "balanced" : "even",
-              l.plan.tile_length, l.plan.buffers,
-              s.fault == "none" ? "" : (", fault " + s.fault).c_str(), profile.kernel_ns / 1e3,
+              l.plan.tile_length, l.plan.buffers, extras.c_str(), profile.kernel_ns / 1e3,
               s.out.c_str());
   return 0;
 }
@@ -218,6 +232,12 @@ void AddDeviceCommand(CLI::App& app, std::function<int()>& run) {
   for (const auto& [name, code] : kFaults) names.push_back(name);
   run_command->add_option("--fault", s->fault, "Plant a troubleshooting-table fault")
       ->check(CLI::IsMember(names));
+  ReadableFile(run_command->add_option("--kernel", s->kernel,
+                                       "OpenCL C source of your own leaky_relu_tiles (the library "
+                                       "kernel's arguments and -D defines) to run instead"),
+               "an OpenCL C kernel");
+  run_command->add_option("--build-options", s->build_options,
+                          "Extra OpenCL compiler options, e.g. -cl-denorms-are-zero");
   run_command->callback([&run, s] { run = [s] { return RunDevice(*s); }; });
   auto b = std::make_shared<DeviceSettings>();
   auto* bench_command = device->add_subcommand("bench", "Kernel time for 1 and 2 buffers, the "

@@ -1,5 +1,8 @@
 // The heart of `leaky check`: compare a kernel's output with the golden and
-// name the classic porting bugs by their fingerprints. Pure: no I/O.
+// explain every wrong element - the op computed another way, something never
+// written, a correct result at another index - in the plan's terms, one
+// finding per fault, "ambiguous" where two causes fit the output equally.
+// Pure: no I/O.
 #ifndef LEAKY_TOOLS_DIAGNOSE_H_
 #define LEAKY_TOOLS_DIAGNOSE_H_
 
@@ -25,6 +28,7 @@ struct CheckInput {
   Array output;
   uint64_t max_ulp = 0;
   bool strict_zero_sign = false;     // -0 against +0 is a mismatch, not a note
+  bool allow_rounding = false;       // a systematic rounding mode passes within max_ulp
   std::optional<Layout> plan;        // the kernel's split: maps indices to cores and tiles
 };
 
@@ -47,12 +51,15 @@ struct CheckResult {
   nlohmann::json ToJson() const;
 };
 
-// Every kind a finding can have, most specific first.
+// Every kind a finding can have, in the order the diagnosis reports them:
+// the op computed another way, correct results at other indices, regions
+// never written, then what is left.
 inline constexpr const char* kFindingKinds[] = {
-    "all_zeros",      "core_untouched", "stale_tile",     "overwritten_tile",
-    "tail_not_processed", "select_missing", "compare_at_zero", "slope_rounded",
-    "f16_underflow",  "slope_mismatch", "core_edge",      "zero_block",
-    "periodic",       "unexpected_nan", "lost_nan",       "zero_sign",      "mismatch"};
+    "rounding_mode",  "flush_inputs",     "flush_results",  "f16_underflow",
+    "slope_rounded",  "select_missing",   "compare_at_zero", "slope_mismatch",
+    "compute_before_copy", "stale_tile",  "overwritten_tile", "misplaced",
+    "not_written",    "input_copied",     "ambiguous",      "unexpected_nan",
+    "lost_nan",       "zero_sign",        "mismatch"};
 
 // Default tolerance: 0 ulp in every dtype, as the golden is exact (half
 // types computed in f32 and rounded once). `--max-ulp 1` is for a device

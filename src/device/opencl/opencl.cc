@@ -1,7 +1,8 @@
 // The host side of the OpenCL backend: pick a device, build the kernel of
-// leaky_relu.cl per dtype and direction, check that host and kernel agree
-// on the tiling data's layout, plan, write the tiling data into device
-// memory, launch one work-group per core, read back.
+// leaky_relu.cl (or the caller's, leaky_cl_options.source) per dtype and
+// direction, check that host and kernel agree on the tiling data's layout,
+// plan, write the tiling data into device memory, launch one work-group per
+// core, read back.
 #define CL_TARGET_OPENCL_VERSION 120
 #include "leaky/opencl.h"
 
@@ -14,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,6 +36,30 @@ namespace {
 constexpr const char kSource[] =
 #include "leaky_relu_cl.inc"
     ;
+
+// leaky/device_tiling.h alone (generated at configure time), for a caller's
+// kernel.
+constexpr const char kTilingHeader[] =
+#include "device_tiling_h.inc"
+    ;
+
+// A caller's kernel with its #include of leaky/device_tiling.h (either
+// spelling) replaced by the header's text, as CMake does for the library's
+// kernel: the device compiler then needs no include path, which an
+// installed library could not point at reliably. The header's include guard
+// makes a second replacement harmless.
+std::string WithTilingHeader(std::string source) {
+  constexpr std::string_view kHeader(kTilingHeader, sizeof(kTilingHeader) - 1);
+  for (std::string_view line :
+       {std::string_view("#include \"leaky/device_tiling.h\""),
+        std::string_view("#include <leaky/device_tiling.h>")}) {
+    for (size_t at = source.find(line); at != std::string::npos;
+         at = source.find(line, at + kHeader.size())) {
+      source.replace(at, line.size(), kHeader);
+    }
+  }
+  return source;
+}
 
 using leaky::internal::Fail;
 
@@ -85,50 +111,75 @@ struct leaky_cl_device {
   std::string name;
   bool f64 = false;
   int fault = 0;
+  std::string source;         // the caller's kernel, header in place; empty: the library's
+  std::string build_options;  // the caller's extra compiler options
   cl_ulong local_memory = 0;
   size_t max_group = 1;
   std::map<std::pair<int, bool>, cl_program> programs;
+  cl_program probe_program = nullptr;  // the library's kernel, for the probe beside a caller's
 
   ~leaky_cl_device() {
     for (auto& [key, program] : programs) clReleaseProgram(program);
+    if (probe_program != nullptr) clReleaseProgram(probe_program);
     if (queue != nullptr) clReleaseCommandQueue(queue);
     if (context != nullptr) clReleaseContext(context);
   }
 
-  // The program for (dtype code, direction), built on first use. A build
-  // failure reports the build log.
-  leaky_status Program(int dtype, bool backward, cl_program* out) {
-    auto found = programs.find({dtype, backward});
-    if (found != programs.end()) {
-      *out = found->second;
-      return LEAKY_OK;
-    }
-    const char* source = kSource;
+  // `text` built for (dtype code, direction) with the -D defines every
+  // kernel source is written against, then `extra`. A failure reports the
+  // build log, naming `whose` kernel it was.
+  leaky_status Build(const char* text, const char* whose, int dtype, bool backward,
+                     const std::string& extra, cl_program* out) {
     cl_int error = CL_SUCCESS;
-    cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &error);
+    cl_program program = clCreateProgramWithSource(context, 1, &text, nullptr, &error);
     if (error != CL_SUCCESS) return ClFail(error, "clCreateProgramWithSource");
-    const std::string options = "-cl-std=CL1.2 -D LEAKY_DTYPE=" + std::to_string(dtype) +
-                                " -D LEAKY_BACKWARD=" + std::to_string(backward ? 1 : 0) +
-                                " -D LEAKY_FAULT=" + std::to_string(fault);
+    std::string options = "-cl-std=CL1.2 -D LEAKY_DTYPE=" + std::to_string(dtype) +
+                          " -D LEAKY_BACKWARD=" + std::to_string(backward ? 1 : 0) +
+                          " -D LEAKY_FAULT=" + std::to_string(fault);
+    if (!extra.empty()) options += " " + extra;
     error = clBuildProgram(program, 1, &device, options.c_str(), nullptr, nullptr);
     if (error != CL_SUCCESS) {
       size_t size = 0;
       clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size);
       std::string log(size, '\0');
       clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr);
+      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
       clReleaseProgram(program);
-      return Fail(LEAKY_ERROR_DEVICE, "OpenCL: the kernel did not build (%s): %s", options.c_str(),
-                  log.c_str());
+      return Fail(LEAKY_ERROR_DEVICE, "OpenCL: %s did not build (error %d; %s): %s", whose, error,
+                  options.c_str(), log.c_str());
     }
-    programs[{dtype, backward}] = program;
     *out = program;
     return LEAKY_OK;
   }
 
-  // Host and kernel must agree on leaky_device_tiling's layout.
+  // The program of leaky_relu_tiles for (dtype code, direction), the
+  // caller's kernel if one was given, built on first use.
+  leaky_status Program(int dtype, bool backward, cl_program* out) {
+    auto found = programs.find({dtype, backward});
+    if (found != programs.end()) {
+      *out = found->second;
+      return LEAKY_OK;
+    }
+    const bool own = !source.empty();
+    LEAKY_RETURN_IF_ERROR(Build(own ? source.c_str() : kSource,
+                                own ? "the caller's kernel (leaky_cl_options.source)" : "the kernel",
+                                dtype, backward, build_options, out));
+    programs[{dtype, backward}] = *out;
+    return LEAKY_OK;
+  }
+
+  // Host and kernel must agree on leaky_device_tiling's layout. The probe
+  // comes from the library's kernel even beside a caller's: it checks the
+  // device compiler against the header, which both include, and a port
+  // need not carry it. (The caller's options are for the caller's kernel.)
   leaky_status CheckLayout() {
     cl_program program;
-    LEAKY_RETURN_IF_ERROR(Program(0, false, &program));
+    if (source.empty()) {
+      LEAKY_RETURN_IF_ERROR(Program(0, false, &program));
+    } else {
+      LEAKY_RETURN_IF_ERROR(Build(kSource, "the kernel", 0, false, "", &probe_program));
+      program = probe_program;
+    }
     cl_int error = CL_SUCCESS;
     Kernel kernel(clCreateKernel(program, "leaky_device_tiling_probe", &error));
     if (error != CL_SUCCESS) return ClFail(error, "clCreateKernel(probe)");
@@ -165,6 +216,11 @@ leaky_status leaky_cl_open(const leaky_cl_options* options, leaky_cl_device** ou
   *out = nullptr;
   const int wanted = options != nullptr ? options->device : -1;
   const int fault = options != nullptr ? options->fault : 0;
+  const char* source = options != nullptr ? options->source : nullptr;
+  const char* build_options = options != nullptr ? options->build_options : nullptr;
+  if (source != nullptr && *source == '\0') {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS, "leaky_cl_open: source is empty (null: the library's kernel)");
+  }
   if (fault < LEAKY_CL_FAULT_NONE || fault > LEAKY_CL_FAULT_CORE_OFFSET) {
     return Fail(LEAKY_ERROR_INVALID_OPTIONS, "leaky_cl_open: unknown fault %d", fault);
   }
@@ -208,6 +264,8 @@ leaky_status leaky_cl_open(const leaky_cl_options* options, leaky_cl_device** ou
   auto device = std::make_unique<leaky_cl_device>();
   device->device = chosen;
   device->fault = fault;
+  if (source != nullptr) device->source = WithTilingHeader(source);
+  if (build_options != nullptr) device->build_options = build_options;
   device->context = clCreateContext(nullptr, 1, &chosen, nullptr, nullptr, &error);
   if (error != CL_SUCCESS) return ClFail(error, "clCreateContext");
   device->queue = clCreateCommandQueue(device->context, chosen, CL_QUEUE_PROFILING_ENABLE, &error);
@@ -277,6 +335,9 @@ leaky_status Run(const char* function, leaky_cl_device* device, leaky_dtype dtyp
   LEAKY_RETURN_IF_ERROR(device->Program(code, backward, &program));
   cl_int error = CL_SUCCESS;
   Kernel kernel(clCreateKernel(program, "leaky_relu_tiles", &error));
+  if (error == CL_INVALID_KERNEL_NAME) {
+    return Fail(LEAKY_ERROR_DEVICE, "%s: the kernel source has no kernel leaky_relu_tiles", function);
+  }
   if (error != CL_SUCCESS) return ClFail(error, "clCreateKernel");
 
   leaky_device_tiling tiling{};

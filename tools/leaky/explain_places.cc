@@ -1,0 +1,422 @@
+#include "explain_places.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "explain_values.h"
+
+namespace leaky::tools {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Plan boundaries: where a fault's extent may begin or end.
+bool IsBoundary(const Layout* plan, uint64_t n, uint64_t index) {
+  if (index == 0 || index == n) return true;
+  if (!plan) return false;
+  if (plan->split == "even" && plan->cores() > 0 &&
+      index == plan->core_start.back() + plan->total / plan->cores()) {
+    return true;  // where the last core's remainder begins
+  }
+  const Layout::Location at = plan->Locate(index);
+  return at.inside && at.tile_start == index;
+}
+
+uint64_t RemainderStart(const Layout& plan) {
+  return plan.core_start.back() + plan.total / plan.cores();
+}
+
+// What a never-written element may still hold.
+enum class Content { kZero, kInput, kDy, kFill };
+
+const char* ContentName(Content c) {
+  switch (c) {
+    case Content::kZero:
+      return "zeros";
+    case Content::kInput:
+      return "the input";
+    case Content::kDy:
+      return "dy";
+    case Content::kFill:
+      return "one repeated value";
+  }
+  return "";
+}
+
+struct Finder {
+  const PlaceInput& in;
+  uint64_t n;
+  std::vector<char> open, done;
+  uint64_t fill = 0;
+  bool has_fill = false;
+
+  bool Looks(uint64_t i, Content c) const {
+    const Array& out = *in.output;
+    switch (c) {
+      case Content::kZero:
+        return out.values[i] == 0;
+      case Content::kInput:
+        return out.bits[i] == in.input->bits[i];
+      case Content::kDy:
+        return in.backward && out.bits[i] == in.dy->bits[i];
+      case Content::kFill:
+        return has_fill && out.bits[i] == fill;
+    }
+    return false;
+  }
+
+  // Runs of one content around the open elements: a run with enough wrong
+  // elements in it is a region never written, its ends moved to the plan's
+  // boundaries where one lies inside the run (so a golden's own zeros or a
+  // positive input equal to its result neither cut it nor stretch it).
+  std::vector<Unwritten> FindUnwritten(const std::vector<uint64_t>& wrong) {
+    std::vector<Unwritten> found;
+    for (uint64_t i : wrong) {
+      if (done[i]) continue;
+      for (Content c : {Content::kZero, Content::kInput, Content::kDy, Content::kFill}) {
+        if (done[i]) break;
+        if (!Looks(i, c)) continue;
+        // Elements already explained (moved results) end a run.
+        uint64_t rs = i, re = i + 1;
+        while (rs > 0 && !done[rs - 1] && Looks(rs - 1, c)) --rs;
+        while (re < n && !done[re] && Looks(re, c)) ++re;
+        uint64_t first = UINT64_MAX, last = 0, count = 0;
+        for (uint64_t j = rs; j < re; ++j) {
+          if (!open[j]) continue;
+          first = std::min(first, j);
+          last = j;
+          ++count;
+        }
+        uint64_t start = c == Content::kZero ? rs : first;
+        for (uint64_t b = first + 1; b-- > rs;) {
+          if (IsBoundary(in.plan, n, b)) {
+            start = b;
+            break;
+          }
+        }
+        uint64_t end = c == Content::kZero ? re : last + 1;
+        for (uint64_t b = last + 1; b <= re; ++b) {
+          if (IsBoundary(in.plan, n, b)) {
+            end = b;
+            break;
+          }
+        }
+        const bool bounded = IsBoundary(in.plan, n, start) && IsBoundary(in.plan, n, end);
+        // Enough wrong elements, or a span from one plan boundary to the
+        // next that looks untouched throughout (a short remainder).
+        if (!(count >= 8 || (bounded && count >= 2 && start >= rs && end <= re))) continue;
+        for (uint64_t j = start; j < end; ++j) done[j] = 1;
+        if (!found.empty() && found.back().span.end == start &&
+            found.back().content == ContentName(c)) {
+          found.back().span.end = end;
+        } else {
+          found.push_back({{start, end}, ContentName(c)});
+        }
+        break;
+      }
+    }
+    return found;
+  }
+
+  // Correct results at other indices: runs of the output that equal a run
+  // of the golden elsewhere, found through the golden's 6-grams.
+  std::vector<Moved> FindMoved(const std::vector<uint64_t>& wrong) {
+    constexpr uint64_t kGram = 6;
+    std::vector<Moved> found;
+    if (n < kGram) return found;
+    const Array& gold = *in.golden;
+    const Array& out = *in.output;
+    auto key = [&](const Array& a, uint64_t at) {
+      uint64_t h = 1469598103934665603ull;
+      for (uint64_t k = 0; k < kGram; ++k) {
+        const uint64_t v = std::isnan(a.values[at + k]) ? 0x7ff8ull : a.bits[at + k];
+        h = (h ^ v) * 1099511628211ull;
+      }
+      return h;
+    };
+    struct Where4 {
+      std::array<uint64_t, 4> at{};
+      uint32_t count = 0;
+    };
+    std::unordered_map<uint64_t, Where4> grams;
+    grams.reserve(n);
+    for (uint64_t j = 0; j + kGram <= n; ++j) {
+      Where4& w = grams[key(gold, j)];
+      if (w.count < w.at.size()) w.at[w.count++] = j;
+    }
+    auto same = [&](uint64_t i, uint64_t j) {
+      return SameValue(in.dtype, out.bits[i], gold.bits[j]);
+    };
+    for (uint64_t i : wrong) {
+      if (done[i] || i + kGram > n) continue;
+      const auto it = grams.find(key(out, i));
+      if (it == grams.end()) continue;
+      uint64_t best_j = 0, best_len = 0;
+      for (uint32_t k = 0; k < it->second.count; ++k) {
+        const uint64_t j = it->second.at[k];
+        if (j == i) continue;
+        uint64_t len = 0;
+        while (i + len < n && j + len < n && same(i + len, j + len)) ++len;
+        if (len > best_len) {
+          best_len = len;
+          best_j = j;
+        }
+      }
+      if (best_len < kGram) continue;
+      const int64_t shift = static_cast<int64_t>(best_j) - static_cast<int64_t>(i);
+      uint64_t end = i + best_len;
+      // A run that ends a few elements past a plan boundary matched them by
+      // accident (zeros against the golden's zeros): it ends at the boundary.
+      for (uint64_t b = end - 1; b + kGram > end && b > i; --b) {
+        if (IsBoundary(in.plan, n, b)) {
+          end = b;
+          break;
+        }
+      }
+      // Its start, at a plan boundary where one is near: back over elements
+      // that fit the shift but were right anyway, or forward past a few
+      // that fit it by accident (those stay open).
+      uint64_t begin = i;
+      for (uint64_t back = 1; back <= kGram && back <= i && back <= best_j; ++back) {
+        if (!same(i - back, best_j - back)) break;
+        if (IsBoundary(in.plan, n, i - back)) {
+          begin = i - back;
+          break;
+        }
+      }
+      if (begin == i && !IsBoundary(in.plan, n, i)) {
+        for (uint64_t b = i + 1; b < i + kGram && b < end; ++b) {
+          if (IsBoundary(in.plan, n, b)) {
+            begin = b;
+            break;
+          }
+        }
+      }
+      for (uint64_t j = begin; j < end; ++j) done[j] = 1;
+      // Runs a few elements apart with one shift are one (a value can be
+      // right by accident inside a moved run).
+      if (!found.empty() && found.back().shift == shift && begin - found.back().span.end <= kGram) {
+        found.back().span.end = end;
+      } else {
+        found.push_back({{begin, end}, shift});
+      }
+    }
+    return found;
+  }
+
+  // Tiles that hold exactly the golden's values of the same tile, in
+  // another order (a contiguous load and a strided store).
+  std::vector<PermutedTile> FindPermuted(const std::vector<uint64_t>& wrong) {
+    std::vector<PermutedTile> found;
+    if (!in.plan) return found;
+    const Layout& plan = *in.plan;
+    std::set<std::pair<uint32_t, uint64_t>> tiles;
+    for (uint64_t i : wrong) {
+      if (done[i]) continue;
+      const Layout::Location at = plan.Locate(i);
+      if (at.inside) tiles.insert({at.core, at.tile});
+    }
+    auto canonical = [&](const Array& a, uint64_t i) {
+      return std::isnan(a.values[i]) ? uint64_t{0x7ff8} : a.bits[i];
+    };
+    for (const auto& [core, tile] : tiles) {
+      uint64_t start, length;
+      plan.TileRange(core, tile, &start, &length);
+      std::vector<uint64_t> a, b;
+      for (uint64_t j = start; j < start + length; ++j) {
+        a.push_back(canonical(*in.output, j));
+        b.push_back(canonical(*in.golden, j));
+      }
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      if (a != b) continue;
+      PermutedTile p{core, tile, {start, start + length}, {}};
+      // Where a few values came from (values unique in the tile).
+      std::map<uint64_t, std::vector<uint64_t>> at;
+      for (uint64_t j = 0; j < length; ++j) at[canonical(*in.golden, start + j)].push_back(j);
+      for (uint64_t k = 0; k < length && p.map.size() < 4; ++k) {
+        const auto& from = at[canonical(*in.output, start + k)];
+        if (from.size() == 1 && from[0] != k) p.map.emplace_back(k, from[0]);
+      }
+      for (uint64_t j = start; j < start + length; ++j) done[j] = 1;
+      found.push_back(p);
+    }
+    return found;
+  }
+};
+
+}  // namespace
+
+std::string NumberList(const std::vector<uint64_t>& numbers) {
+  std::string text;
+  for (size_t k = 0; k < numbers.size();) {
+    size_t e = k;
+    while (e + 1 < numbers.size() && numbers[e + 1] == numbers[e] + 1) ++e;
+    if (!text.empty()) text += ", ";
+    text += std::to_string(numbers[k]);
+    if (e > k) text += "-" + std::to_string(numbers[e]);
+    k = e + 1;
+  }
+  return text;
+}
+
+std::string Where(const Layout& plan, uint64_t index, json* details, const std::string& prefix) {
+  const Layout::Location at = plan.Locate(index);
+  if (!at.inside) return "past the planned range";
+  (*details)[prefix + "core"] = at.core;
+  (*details)[prefix + "tile"] = at.tile;
+  std::string where = "core " + std::to_string(at.core) + " of " + std::to_string(plan.cores()) +
+                      ", tile " + std::to_string(at.tile) + " of " +
+                      std::to_string(at.tiles_in_core);
+  const bool tail_tile = at.tile + 1 == at.tiles_in_core;
+  const bool last_core = at.core + 1 == plan.cores();
+  if (tail_tile && last_core)
+    where += " (the last core's tail tile)";
+  else if (tail_tile)
+    where += " (that core's tail tile)";
+  if (index == at.tile_start) where += ", at the tile's first element";
+  return where;
+}
+
+std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Span>& spans,
+                           json* details) {
+  auto extent = [](const Span& s) {
+    return "[" + std::to_string(s.begin) + ", " + std::to_string(s.end) + ")";
+  };
+  uint64_t total = 0;
+  for (const Span& s : spans) total += s.size();
+  (*details)["elements"] = total;
+  if (spans.size() == 1 && spans[0].begin == 0 && spans[0].end == n) {
+    (*details)["region"] = "all";
+    return "the whole output";
+  }
+  if (plan && plan->cores() > 0) {
+    const Layout& p = *plan;
+    // The even split's remainder: the last core's n % cores elements.
+    if (spans.size() == 1 && p.split == "even" && spans[0].end == n &&
+        spans[0].begin == RemainderStart(p) && spans[0].begin > p.core_start.back()) {
+      (*details)["region"] = "remainder";
+      (*details)["first"] = spans[0].begin;
+      (*details)["core"] = p.cores() - 1;
+      return "the even split's remainder " + extent(spans[0]) + ", the last " +
+             std::to_string(spans[0].size()) + " elements of core " +
+             std::to_string(p.cores() - 1) + " (n % cores)";
+    }
+    // Whole cores.
+    std::vector<uint64_t> cores;
+    bool whole = true;
+    for (const Span& s : spans) {
+      uint64_t at = s.begin;
+      while (whole && at < s.end) {
+        const Layout::Location l = p.Locate(at);
+        whole = l.inside && l.core_start == at && at + l.core_length <= s.end;
+        if (whole) {
+          cores.push_back(l.core);
+          at += l.core_length;
+        }
+      }
+      whole = whole && at == s.end;
+    }
+    if (whole && !cores.empty()) {
+      (*details)["region"] = "cores";
+      (*details)["cores"] = cores;
+      return std::string(cores.size() > 1 ? "cores " : "core ") + NumberList(cores) + " (of " +
+             std::to_string(p.cores()) + "), whole";
+    }
+    // Whole tiles: each core's first or last ones.
+    std::map<uint32_t, std::vector<uint64_t>> tiles;
+    bool aligned = true;
+    for (const Span& s : spans) {
+      uint64_t at = s.begin;
+      while (aligned && at < s.end) {
+        const Layout::Location l = p.Locate(at);
+        aligned = l.inside && l.tile_start == at && at + l.tile_length <= s.end;
+        if (aligned) {
+          tiles[l.core].push_back(l.tile);
+          at += l.tile_length;
+        }
+      }
+      aligned = aligned && at == s.end;
+    }
+    if (aligned && !tiles.empty()) {
+      std::vector<uint64_t> which;
+      for (const auto& [core, list] : tiles) which.push_back(core);
+      const uint64_t k = tiles.begin()->second.size();
+      bool first = true, last = true;
+      for (const auto& [core, list] : tiles) {
+        const uint64_t count = p.TileCount(core);
+        first = first && list.size() == k;
+        last = last && list.size() == k;
+        for (uint64_t j = 0; j < list.size(); ++j) {
+          first = first && list[j] == j;
+          last = last && list[j] == count - list.size() + j;
+        }
+      }
+      const std::string each = which.size() > 1 ? " of each of cores " + NumberList(which)
+                                                : " of core " + NumberList(which);
+      const std::string count = k == 1 ? " tile" : " " + std::to_string(k) + " tiles";
+      (*details)["cores"] = which;
+      (*details)["tiles_per_core"] = k;
+      if (last && !(first && k == 1 && p.TileCount(tiles.begin()->first) == 1)) {
+        (*details)["region"] = "last_tiles";
+        return "the last" + count + each + " (of " + std::to_string(p.cores()) + ")";
+      }
+      if (first) {
+        (*details)["region"] = "first_tiles";
+        return "the first" + count + each + " (of " + std::to_string(p.cores()) + ")";
+      }
+    }
+  }
+  if (spans.size() == 1 && spans[0].end == n) {
+    (*details)["region"] = "tail";
+    (*details)["first"] = spans[0].begin;
+    std::string text = "from index " + std::to_string(spans[0].begin) + " to the end";
+    if (plan) text += " (from " + Where(*plan, spans[0].begin, details) + ")";
+    return text;
+  }
+  (*details)["region"] = "extents";
+  json list = json::array();
+  std::string text;
+  for (size_t k = 0; k < spans.size(); ++k) {
+    json one = {{"first", spans[k].begin}, {"last", spans[k].end - 1}};
+    std::string where = extent(spans[k]);
+    if (plan) where += " (" + Where(*plan, spans[k].begin, &one) + ")";
+    list.push_back(one);
+    if (k < 4) text += (text.empty() ? "" : "; ") + where;
+  }
+  if (spans.size() > 4) text += "; and " + std::to_string(spans.size() - 4) + " more";
+  (*details)["extents"] = list;
+  return text;
+}
+
+PlaceExplanation ExplainPlaces(const PlaceInput& in, const std::vector<uint64_t>& open) {
+  PlaceExplanation e;
+  const uint64_t n = in.golden->bits.size();
+  Finder f{in, n, std::vector<char>(n, 0), std::vector<char>(n, 0)};
+  for (uint64_t i : open) f.open[i] = 1;
+  // The buffer's old fill: one value most of the wrong elements hold.
+  std::unordered_map<uint64_t, uint64_t> counts;
+  for (uint64_t i : open) counts[in.output->bits[i]]++;
+  for (const auto& [bits, count] : counts) {
+    if (count >= 8 && count * 2 >= open.size() && ToDouble(in.dtype, bits) != 0) {
+      f.fill = bits;
+      f.has_fill = true;
+    }
+  }
+  // Moved results first: a run of correct values at the wrong place can
+  // hold zeros and inputs, never the other way round.
+  e.moved = f.FindMoved(open);
+  e.unwritten = f.FindUnwritten(open);
+  e.permuted = f.FindPermuted(open);
+  for (uint64_t i : open) {
+    if (f.done[i]) e.explained.push_back(i);
+  }
+  return e;
+}
+
+}  // namespace leaky::tools

@@ -1,0 +1,85 @@
+// The second question of `leaky check`: for the wrong elements that no way
+// of computing explains, what do they hold, and where? Either something the
+// kernel never replaced (zeros, the untouched input, dy, the buffer's old
+// fill value), or a correct result that sits at another index (a constant
+// shift, a shift per core or per tile, a tile permuted inside itself). The
+// regions are then named in the plan's own terms: whole cores, each core's
+// last (or first) tiles, the even split's remainder, the tail. Pure: no I/O.
+#ifndef LEAKY_TOOLS_EXPLAIN_PLACES_H_
+#define LEAKY_TOOLS_EXPLAIN_PLACES_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "golden_io.h"
+#include "layout.h"
+
+namespace leaky::tools {
+
+struct PlaceInput {
+  leaky_dtype dtype = LEAKY_F32;
+  bool backward = false;
+  const Array* input = nullptr;
+  const Array* dy = nullptr;
+  const Array* golden = nullptr;
+  const Array* output = nullptr;
+  const Layout* plan = nullptr;  // null: extents only
+};
+
+struct Span {
+  uint64_t begin = 0, end = 0;  // [begin, end)
+  uint64_t size() const { return end - begin; }
+};
+
+// A region the kernel never wrote, and what it still holds.
+struct Unwritten {
+  Span span;
+  std::string content;  // "zeros", "the input", "dy", "one repeated value"
+};
+
+// output[i] = golden[i + shift] for i in span.
+struct Moved {
+  Span span;
+  int64_t shift = 0;
+};
+
+// A tile whose values are the golden's own, in another order; map holds
+// (output offset, golden offset) pairs within the tile, for a few values.
+struct PermutedTile {
+  uint32_t core = 0;
+  uint64_t tile = 0;
+  Span span;
+  std::vector<std::pair<uint64_t, uint64_t>> map;
+};
+
+struct PlaceExplanation {
+  std::vector<Unwritten> unwritten;
+  std::vector<Moved> moved;
+  std::vector<PermutedTile> permuted;
+  std::vector<uint64_t> explained;  // of the open elements, ascending
+};
+
+// Explains what it can of `open` (ascending wrong elements).
+PlaceExplanation ExplainPlaces(const PlaceInput& in, const std::vector<uint64_t>& open);
+
+// Spans in the plan's terms: "the whole output", "cores 2-7 (of 8)",
+// "the last tile of each of cores 0-7", "the first 2 tiles of each core",
+// "the remainder of the even split [10000, 10007) (core 7)", "[k, n): from
+// core c tile t to the end", else a list of extents. `details` gets the
+// same facts (a "region" name and its numbers).
+std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Span>& spans,
+                           nlohmann::json* details);
+
+// "core 1 of 8, tile 3 of 4 (that core's tail tile)".
+std::string Where(const Layout& plan, uint64_t index, nlohmann::json* details,
+                  const std::string& prefix = "");
+
+// "0-3, 5, 7": a sorted list of numbers with runs joined.
+std::string NumberList(const std::vector<uint64_t>& numbers);
+
+}  // namespace leaky::tools
+
+#endif  // LEAKY_TOOLS_EXPLAIN_PLACES_H_

@@ -1,0 +1,79 @@
+// The first question of `leaky check`: is every wrong element what the
+// right op gives with one thing changed in how it computes? The things a
+// kernel port changes: the slope (rounded to the half type, hard-coded, 0,
+// 1), the compare (`>=`, or no select at all), the rounding of the product
+// or of the store (toward zero, away from zero), and flushing (results below
+// the smallest normal to zero, FTZ; subnormal inputs read as zero, DAZ), at
+// the threshold of the arithmetic type (f16's for a half multiply). Each
+// combination predicts every element exactly; the one that predicts the
+// output's differences, and no difference the output does not have, names
+// the cause. Pure: no I/O.
+#ifndef LEAKY_TOOLS_EXPLAIN_VALUES_H_
+#define LEAKY_TOOLS_EXPLAIN_VALUES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "golden_io.h"
+
+namespace leaky::tools {
+
+struct ValueInput {
+  leaky_dtype dtype = LEAKY_F32;
+  bool backward = false;
+  double negative_slope = 0;
+  const Array* input = nullptr;  // x (forward) / saved x (backward)
+  const Array* dy = nullptr;     // backward only
+  const Array* golden = nullptr;
+  const Array* output = nullptr;
+};
+
+// One way of computing the op.
+struct ValueModel {
+  enum class Slope { kExact, kRounded, kOther };
+  enum class Gate { kGreater, kGreaterEqual, kNone };  // x > 0, x >= 0, always the product
+  enum class Rounding { kNearestEven, kTowardZero, kAwayFromZero };
+  Slope slope = Slope::kExact;
+  double slope_value = 0;    // the slope the model multiplies by
+  bool zero_branch = false;  // the negative branch returns +0 (a plain ReLU)
+  Gate gate = Gate::kGreater;
+  Rounding rounding = Rounding::kNearestEven;  // of the store (half types) or the product
+  bool flush_results = false;                  // FTZ
+  bool flush_inputs = false;                   // DAZ
+  leaky_dtype flush_type = LEAKY_F32;          // whose smallest normal the flushing uses
+
+  int Cost() const;  // how many things differ from the op: the simpler model wins a tie
+};
+
+// What the best model explains.
+struct ValueExplanation {
+  ValueModel model;
+  std::vector<uint64_t> explained;  // differing elements it predicts exactly, ascending
+  uint64_t predicted = 0;           // elements where it differs from the golden
+  uint64_t flushed_results = 0;     // of `explained`: results flushed to zero
+  uint64_t flushed_inputs = 0;      // ... inputs read as zero (positive_flushed: of x > 0)
+  uint64_t positive_flushed_inputs = 0;
+  uint64_t rounded = 0;                          // ... one step off by the rounding mode
+  uint64_t toward_zero = 0, away_from_zero = 0;  // ... and in which direction
+  // An equally good model with another cause (same elements, same cost).
+  std::optional<ValueModel> rival;
+};
+
+// The element's value under `model`, as `dtype`'s bit pattern.
+uint64_t Predict(const ValueInput& in, const ValueModel& model, uint64_t i);
+
+// The best model for the elements in `differing` (ascending: every element
+// whose output differs from the golden by more than the sign of a zero),
+// or nothing when no model other than the op itself predicts at least 90%
+// of its own differences and contradicts the output nowhere.
+std::optional<ValueExplanation> ExplainValues(const ValueInput& in,
+                                              const std::vector<uint64_t>& differing);
+
+// Same value for the diagnosis: equal bits, both NaN, or both zero.
+bool SameValue(leaky_dtype dtype, uint64_t a, uint64_t b);
+
+}  // namespace leaky::tools
+
+#endif  // LEAKY_TOOLS_EXPLAIN_VALUES_H_
