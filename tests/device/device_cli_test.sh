@@ -8,6 +8,10 @@ rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 "$leaky" golden --dtype f16 --dist hard --elems 10007 --out "$work/g" --plan --preset npu --cores 8 \
   --split even --tile-elems 256 --buffers 2 > /dev/null || fail "golden"
+# The same data with a 1-buffer plan, for the fault that runs with 1 buffer
+# (check takes the recorded plan and refuses flags that contradict it).
+"$leaky" golden --dtype f16 --dist hard --elems 10007 --out "$work/g1" --plan --preset npu --cores 8 \
+  --split even --tile-elems 256 --buffers 1 > /dev/null || fail "golden, 1 buffer"
 if ! "$leaky" device run --golden "$work/g" --out "$work/out.bin" > "$work/run.txt" 2>&1; then
   if grep -q "no platform\|no device" "$work/run.txt"; then
     echo "SKIPPED: no OpenCL device: $(cat "$work/run.txt")"; exit 77
@@ -18,9 +22,11 @@ fi
 grep -q "^PASS" "$work/check.txt" || fail "no PASS"
 # fault -> the finding leaky check must name (single-buffer runs with 1 buffer)
 while read -r fault finding buffers; do
-  "$leaky" device run --golden "$work/g" --out "$work/$fault.bin" --fault "$fault" --buffers "$buffers" \
+  g=$work/g
+  [ "$buffers" = 2 ] || g=$work/g1
+  "$leaky" device run --golden "$g" --out "$work/$fault.bin" --fault "$fault" --buffers "$buffers" \
     > /dev/null 2>&1 || fail "device run --fault $fault"
-  "$leaky" check "$work/$fault.bin" --golden "$work/g" --buffers "$buffers" --split even --cores 8 \
+  "$leaky" check "$work/$fault.bin" --golden "$g" --buffers "$buffers" --split even --cores 8 \
     --tile-elems 256 --preset npu > "$work/check.txt"
   [ $? = 1 ] || { cat "$work/check.txt"; fail "$fault: check did not fail"; }
   grep -q "^- $finding" "$work/check.txt" || { cat "$work/check.txt"; fail "$fault: no $finding"; }

@@ -68,6 +68,17 @@ expect_status 2 "golden bad plan" "$leaky" golden --elems 100 --out "$work/badpl
 expect_status 0 "golden with plan" "$leaky" golden --dtype f16 --dist normal --elems 10007 \
   --out "$work/gp" --plan --preset npu --cores 8 --split even --tile-elems 4096 --buffers 2
 grep -q '"split": "even"' "$work/gp/golden.json" || fail "golden.json does not record the plan"
+grep -q "^plan recorded: 8 cores used, even split, tiles of 4096 elements, 2 buffers" "$work/out.txt" \
+  || { cat "$work/out.txt"; fail "golden --plan does not state the plan"; }
+# check takes the recorded plan: a flag may repeat it, never contradict it.
+expect_status 0 "check repeats the plan" "$leaky" check "$work/gp/golden.bin" --golden "$work/gp" --cores 8
+expect_status 2 "check contradicts the plan" "$leaky" check "$work/gp/golden.bin" --golden "$work/gp" --cores 4
+grep -q "cores 4 contradicts the plan golden.json recorded (--cores 8)" "$work/err.txt" \
+  || { cat "$work/err.txt"; fail "contradicting flag not named"; }
+# A flag the planner overrode is said, not recorded in silence.
+expect_status 0 "golden plan without effect" "$leaky" golden --elems 10007 --out "$work/gq" --plan \
+  --cores 8 --tile-elems 256
+grep -q "warning: --cores 8 had no effect" "$work/err.txt" || { cat "$work/err.txt"; fail "no warning"; }
 /usr/bin/python3 - "$work/gp" <<'PY' || fail "could not plant faults"
 import sys, numpy as np
 d = sys.argv[1]

@@ -24,7 +24,7 @@ struct CheckSettings {
   bool json_output = false;
   int64_t max_ulp = -1;  // -1: the dtype's default
   bool use_plan = false;
-  bool plan_flags_given = false;
+  std::vector<std::string> plan_flags;  // the plan options given on the command line
   bool strict_zero_sign = false;
   bool allow_rounding = false;
   PlanOptions plan;
@@ -63,17 +63,25 @@ int RunCheck(const CheckSettings& s) {
   input.max_ulp = s.max_ulp >= 0 ? static_cast<uint64_t>(s.max_ulp) : DefaultMaxUlp(d.dtype);
   input.strict_zero_sign = s.strict_zero_sign;
   input.allow_rounding = s.allow_rounding;
-  // The plan: flags given here, else the one `leaky golden --plan` recorded.
+  // The plan `leaky golden --plan` recorded is the kernel's: flags given
+  // here may repeat it, never change it (the same output would otherwise be
+  // diagnosed against another split). Without a recorded plan, the flags.
   std::optional<PlanOptions> plan;
-  if (s.plan_flags_given) {
-    plan = s.plan;
-  } else if (!d.plan.is_null()) {
+  if (!d.plan.is_null()) {
     try {
       plan = PlanOptions::FromJson(d.plan);
     } catch (const std::invalid_argument& e) {
       throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
     }
-  } else if (s.use_plan) {
+    for (const std::string& flag : s.plan_flags) {
+      const std::string given = PlanOptionValue(s.plan, flag), recorded = PlanOptionValue(*plan, flag);
+      if (given != recorded) {
+        throw UsageError(flag + " " + given + " contradicts the plan golden.json recorded (" +
+                         flag + " " + recorded + "): drop it, or record another plan with "
+                         "`leaky golden --plan`");
+      }
+    }
+  } else if (!s.plan_flags.empty() || s.use_plan) {
     plan = s.plan;
   }
   if (plan) {
@@ -130,7 +138,7 @@ void AddCheckCommand(CLI::App& app, std::function<int()>& run) {
                     "plan options)");
   AddPlanOptions(command, s->plan, /*with_op=*/false);
   command->callback([&run, s, command] {
-    s->plan_flags_given = PlanOptionsGiven(command);
+    s->plan_flags = GivenPlanOptions(command);
     run = [s] { return RunCheck(*s); };
   });
 }

@@ -155,7 +155,9 @@ inline CLI::Option* ReadableFile(CLI::Option* option, const std::string& what) {
   option->check(CLI::Validator(
       [name, what](std::string& path) -> std::string {
         std::error_code error;
-        if (!std::filesystem::exists(path, error)) throw UsageError(name + " " + path + " does not exist");
+        if (!std::filesystem::exists(path, error)) {
+          throw UsageError(name + " " + path + " does not exist");
+        }
         if (std::filesystem::is_directory(path, error)) {
           throw UsageError(name + " " + path + " is a directory, not " + what);
         }

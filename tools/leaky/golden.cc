@@ -49,11 +49,30 @@ int RunGolden(const GoldenSettings& s) {
   d.negative_slope = s.slope;
   d.distribution = s.distribution;
   d.seed = s.seed;
+  std::string plan_line, plan_warning;
   if (s.record_plan) {
     PlanOptions plan = s.plan;
     plan.op = s.op;
-    MakeLayout(plan, d.dtype, d.elements);  // refuses a malformed plan before writing
+    const Layout layout = MakeLayout(plan, d.dtype, d.elements);  // refuses a bad plan first
     d.plan = plan.ToJson();
+    uint32_t used = 0;
+    for (uint64_t length : layout.core_length) used += length > 0;
+    plan_line = "plan recorded: " + std::to_string(used) + " core" + (used == 1 ? "" : "s") +
+                " used, " + layout.split + " split, tiles of " +
+                std::to_string(layout.tile_length) + " elements, " +
+                std::to_string(layout.buffers) + " buffer" + (layout.buffers == 1 ? "" : "s") +
+                " (preset " + plan.preset + ")";
+    // A flag the planner overrode: say so, rather than record another plan
+    // than the one asked for in silence.
+    if (plan.cores != 0 && used != plan.cores) {
+      plan_warning = "--cores " + std::to_string(plan.cores) + " had no effect: the " +
+                     plan.preset + " preset's " + layout.split + " split uses " +
+                     std::to_string(used) + " for " + std::to_string(d.elements) +
+                     " elements (--preset npu --split even gives the article's split)";
+    } else if (plan.tile_elems != 0 && layout.tile_length != plan.tile_elems) {
+      plan_warning = "--tile-elems " + std::to_string(plan.tile_elems) + " had no effect: tiles "
+                     "are " + std::to_string(layout.tile_length) + " elements";
+    }
   }
 
   const GoldenArrays a = MakeGolden(d);
@@ -80,6 +99,8 @@ int RunGolden(const GoldenSettings& s) {
   std::printf("wrote %s: %llu %s elements, %s, slope %g, distribution %s\n", dir.c_str(),
               static_cast<unsigned long long>(d.elements), s.dtype.c_str(), d.op.c_str(), s.slope,
               s.distribution.c_str());
+  if (!plan_line.empty()) std::printf("%s\n", plan_line.c_str());
+  if (!plan_warning.empty()) std::fprintf(stderr, "leaky golden: warning: %s\n", plan_warning.c_str());
   return 0;
 }
 

@@ -46,12 +46,27 @@ void AddPlanOptions(CLI::App* command, PlanOptions& options, bool with_op) {
               0u, 65535u);
 }
 
-bool PlanOptionsGiven(CLI::App* command) {
+bool PlanOptionsGiven(CLI::App* command) { return !GivenPlanOptions(command).empty(); }
+
+std::vector<std::string> GivenPlanOptions(CLI::App* command) {
+  std::vector<std::string> given;
   for (const char* name : {"--preset", "--cores", "--buffer-bytes", "--align", "--buffers",
                            "--split", "--tile-elems", "--address-offset"}) {
-    if (command->get_option(name)->count() > 0) return true;
+    if (command->get_option(name)->count() > 0) given.push_back(name);
   }
-  return false;
+  return given;
+}
+
+std::string PlanOptionValue(const PlanOptions& o, const std::string& flag) {
+  if (flag == "--preset") return o.preset;
+  if (flag == "--cores") return std::to_string(o.cores);
+  if (flag == "--buffer-bytes") return std::to_string(o.buffer_bytes);
+  if (flag == "--align") return std::to_string(o.align_bytes);
+  if (flag == "--buffers") return std::to_string(o.buffers);
+  if (flag == "--split") return o.split;
+  if (flag == "--tile-elems") return std::to_string(o.tile_elems);
+  if (flag == "--address-offset") return std::to_string(o.address_offset);
+  return "";
 }
 
 nlohmann::json PlanOptions::ToJson() const {

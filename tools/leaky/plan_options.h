@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "leaky/tiling.h"
 
@@ -31,8 +32,11 @@ struct PlanOptions {
 // --tile-elems --address-offset (and --op, where the command has none of its
 // own) to `command`.
 void AddPlanOptions(CLI::App* command, PlanOptions& options, bool with_op = true);
-// Whether any of those was given on the command line.
+// Whether any of those was given on the command line, and which.
 bool PlanOptionsGiven(CLI::App* command);
+std::vector<std::string> GivenPlanOptions(CLI::App* command);
+// The value of plan option `flag` (e.g. "--cores") as the command line spells it.
+std::string PlanOptionValue(const PlanOptions& options, const std::string& flag);
 
 // The planner request for n elements of `dtype` on the chosen target.
 // Throws std::invalid_argument on a bad preset.
