@@ -47,7 +47,9 @@ leaky_cl_device* DeviceFor(const Opened& key) {
 
 leaky_cl_plan PlanOf(uint32_t cores, const std::string& split, uint32_t tile_elems,
                      uint32_t buffers) {
-  if (split != "even" && split != "balanced") throw py::value_error("split must be 'even' or 'balanced'");
+  if (split != "even" && split != "balanced") {
+    throw py::value_error("split must be 'even' or 'balanced'");
+  }
   return {cores, split == "even" ? 0u + LEAKY_DEVICE_SPLIT_EVEN : 0u + LEAKY_DEVICE_SPLIT_BALANCED,
           tile_elems, buffers};
 }

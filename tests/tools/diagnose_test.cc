@@ -224,7 +224,7 @@ TEST_P(Fault, PerCoreOffsetAtTheStartOfEachCore) {
   ExpectOnly(r, "misplaced");
   const Finding& f = Get(r, "misplaced");
   EXPECT_EQ(f.details["shift"].get<int64_t>(), 5);
-  EXPECT_NE(f.message.find("the result of index i+5"), std::string::npos) << f.message;
+  EXPECT_NE(f.message.find("result of index i+5"), std::string::npos) << f.message;
 }
 
 TEST_P(Fault, StaleTileRepeatsThePreviousOne) {

@@ -97,10 +97,9 @@ Finding ValueFinding(const State& s, const ValueExplanation& v) {
     details["positive_flushed_inputs"] = v.positive_flushed_inputs;
     const std::string slope =
         m.slope == M::Slope::kRounded ? " with the slope rounded to f16 (f16 arithmetic)" : "";
-    if (m.flush_type == LEAKY_F16 && in.dtype != LEAKY_F16) {
-      // not produced: f16 thresholds are tried on f16 data only
-    }
-    if (m.flush_type == LEAKY_F16) {
+    // f16's threshold, results flushed: an f16 multiply under FTZ (inputs
+    // alone: a hand-made f16 -> f32 conversion without subnormals, below).
+    if (m.flush_type == LEAKY_F16 && (m.flush_results || v.flushed_results > 0)) {
       return {"f16_underflow",
               count + " elements flushed to zero below " + SmallestNormal(LEAKY_F16) + " (" +
                   std::to_string(v.flushed_results) + " results" +
@@ -115,7 +114,8 @@ Finding ValueFinding(const State& s, const ValueExplanation& v) {
                                 SmallestNormal(m.flush_type) + " came out as zero";
     if (m.flush_inputs) {
       return {"flush_inputs",
-              std::to_string(v.flushed_inputs) + " subnormal " + what + " were read as zero (" +
+              std::to_string(v.flushed_inputs) + " subnormal " + what + " (below " +
+                  SmallestNormal(m.flush_type) + ") were read as zero (" +
                   std::to_string(v.positive_flushed_inputs) +
                   " of them positive, whose result is "
                   "the input itself)" +
@@ -159,6 +159,15 @@ Finding ValueFinding(const State& s, const ValueExplanation& v) {
                 "its Select commented out); compute mask = x > 0 and select x or slope * x",
             details};
   }
+  if (m.gate == M::Gate::kSwapped) {
+    return {"select_swapped",
+            count +
+                " elements have the branches swapped: positives scaled by the slope, "
+                "negatives passed through (y = x > 0 ? slope * x : x) - what max(x, slope * "
+                "x) computes when the slope is above 1 (the max/min trick holds only for "
+                "slopes in [0, 1]); select on x > 0",
+            details};
+  }
   if (m.gate == M::Gate::kGreaterEqual) {
     return {"compare_at_zero",
             "only the " + count +
@@ -169,12 +178,29 @@ Finding ValueFinding(const State& s, const ValueExplanation& v) {
   }
   details["estimated_slope"] = m.slope_value;
   details["expected_slope"] = in.negative_slope;
+  if (m.through_set) {
+    details["through"] = DtypeName(m.through);
+    return {"half_arithmetic",
+            count + " negative-side results are exactly the product rounded to " +
+                DtypeName(m.through) + " and stored as " + DtypeName(in.dtype) +
+                ": the multiply ran in " + DtypeName(m.through) +
+                " arithmetic, or went through "
+                "a " +
+                DtypeName(m.through) + " buffer. Multiply and store in " + DtypeName(in.dtype),
+            details};
+  }
   if (m.slope == M::Slope::kRounded) {
-    const bool half_data = in.dtype == LEAKY_F16 || in.dtype == LEAKY_BF16;
+    // On half data, the slope rounded to nearest in the data's own type
+    // gives the same bits as the multiply done in that type.
+    const bool half_data = (in.dtype == LEAKY_F16 || in.dtype == LEAKY_BF16) &&
+                           m.slope_type == in.dtype && !m.slope_truncated;
     details["rounded_slope"] = m.slope_value;
+    details["slope_type"] = DtypeName(m.slope_type);
+    details["truncated"] = m.slope_truncated;
     return {half_data ? "ambiguous" : "slope_rounded",
             "the output is exactly what slope " + Number(m.slope_value) + " gives: the slope " +
-                Number(in.negative_slope) + " rounded to " + DtypeName(in.dtype) +
+                Number(in.negative_slope) +
+                (m.slope_truncated ? " truncated to " : " rounded to ") + DtypeName(m.slope_type) +
                 " before the multiply" +
                 (half_data ? std::string(", or (the same bits for every ") + DtypeName(in.dtype) +
                                  " input) the multiply done in " + DtypeName(in.dtype) +
@@ -270,7 +296,7 @@ std::vector<Finding> UnwrittenFindings(State& s, const std::vector<Unwritten>& u
            details});
     } else {
       found.push_back({"not_written",
-                       region + " was never written: it still holds " + content +
+                       "never written: " + region + ", still holding " + content +
                            (content == "the input" || content == "dy"
                                 ? " (run in place; or the input copied through there). "
                                 : " (the buffer's previous contents). ") +
@@ -316,19 +342,47 @@ std::vector<Finding> MovedFindings(State& s, const std::vector<Moved>& moved,
     for (const Unwritten& w : *unwritten) s.Explain(w.span);
     details["unwritten"] = u;
     unwritten->clear();
-    return "; " + region + why;
+    return "; " + region + why;  // e.g. "; [3049, 10007) ... never written"
   };
-  // Another tile of the same core: k tiles back or forward.
-  if (plan && shifts.size() == 1) {
-    const int64_t shift = *shifts.begin();
-    const int64_t tile = static_cast<int64_t>(plan->tile_length);
-    const int64_t k = tile > 0 && shift % tile == 0 ? shift / tile : 0;
-    bool same_core = k != 0;
+  // Another tile, k tiles back or forward in the order the tiles run (core
+  // by core): each span starts at the same offset of its tile as its source.
+  if (plan) {
+    auto global = [&](uint64_t index, uint64_t* offset) {
+      const Layout::Location l = plan->Locate(index);
+      int64_t g = static_cast<int64_t>(l.tile);
+      for (uint32_t c = 0; c < l.core; ++c) g += static_cast<int64_t>(plan->TileCount(c));
+      *offset = index - l.tile_start;
+      return l.inside ? g : INT64_MIN;
+    };
+    // Every span tile-aligned with its source, all from earlier (or all
+    // from later) tiles, at most a ring's depth away; the relation is the
+    // distance most elements share (the first tile of a core may hold the
+    // previous work-group's leftovers, from further back).
+    const int64_t depth = std::max<int64_t>(2, plan->buffers);
+    std::map<int64_t, uint64_t> by_distance;
+    bool tiled = true;
     for (const Moved& m : moved) {
-      const Layout::Location a = plan->Locate(m.span.begin), b = plan->Locate(m.span.begin + shift);
-      same_core = same_core && a.inside && b.inside && a.core == b.core;
+      uint64_t od = 0, os = 0;
+      const int64_t gd = global(m.span.begin, &od);
+      const int64_t gs = global(m.span.begin + m.shift, &os);
+      if (gd == INT64_MIN || gs == INT64_MIN || od != os || gs == gd) {
+        tiled = false;
+        break;
+      }
+      by_distance[gs - gd] += m.span.size();
     }
-    if (same_core) {
+    int64_t k = 0;
+    uint64_t most = 0;
+    for (const auto& [distance, elements] : by_distance) {
+      if (elements > most) {
+        most = elements;
+        k = distance;
+      }
+    }
+    tiled = tiled && !by_distance.empty() && std::llabs(k) <= depth &&
+            (by_distance.begin()->first > 0) == (by_distance.rbegin()->first > 0) &&
+            most * 4 >= count * 3;
+    if (tiled && k != 0) {
       details["tiles_apart"] = k;
       json d;
       const std::string region = DescribeRegion(plan, s.n, spans, &d);
@@ -342,10 +396,10 @@ std::vector<Finding> MovedFindings(State& s, const std::vector<Moved>& moved,
         }
         if (leading) {
           const std::string rest =
-              fold(" still holds what the buffers held before the first copy-in");
+              fold(" never written (what the buffers held before the first copy-in)");
           found.push_back({"compute_before_copy",
-                           region + " holds the result of the tile " + std::to_string(-k) +
-                               " before it" + rest +
+                           "in " + region + ", each tile holds the result of the tile " +
+                               std::to_string(-k) + " before it" + rest +
                                ": each tile was computed on its buffer "
                                "before its own copy-in arrived (the previous contents of the " +
                                std::to_string(-k) +
@@ -354,7 +408,8 @@ std::vector<Finding> MovedFindings(State& s, const std::vector<Moved>& moved,
                            details});
         } else {
           found.push_back({"stale_tile",
-                           region + " holds the result of the tile " + std::to_string(-k) +
+                           "in " + region + ", each tile holds the result of the tile " +
+                               std::to_string(-k) +
                                " before it: a buffer was reused before its copy-out finished, "
                                "the copy-out read the wrong slot, or a tile was computed on before "
                                "its copy-in arrived",
@@ -362,7 +417,8 @@ std::vector<Finding> MovedFindings(State& s, const std::vector<Moved>& moved,
         }
       } else {
         found.push_back({"overwritten_tile",
-                         region + " holds the result of the tile " + std::to_string(k) +
+                         "in " + region + ", each tile holds the result of the tile " +
+                             std::to_string(k) +
                              " after it: its copy-in landed in the buffer this tile was computed "
                              "from (a prefetch with a single buffer, or the slot index of the "
                              "double buffer wrong)",
@@ -434,9 +490,9 @@ std::vector<Finding> MovedFindings(State& s, const std::vector<Moved>& moved,
         json d;
         const std::string region = DescribeRegion(plan, s.n, spans, &d);
         details["region"] = d;
-        const std::string rest = fold(" was never written (the ranges those cores owned)");
+        const std::string rest = fold(" never written (the ranges those cores owned)");
         found.push_back({"misplaced",
-                         region + " holds correct results of other indices: " + relation + rest,
+                         "in " + region + ", correct results of other indices: " + relation + rest,
                          details});
         return found;
       }
@@ -450,13 +506,11 @@ std::vector<Finding> MovedFindings(State& s, const std::vector<Moved>& moved,
     const std::string region = DescribeRegion(plan, s.n, spans, &d);
     details["region"] = d;
     details["shift"] = shift;
-    const std::string rest = fold(" was never written");
+    const std::string rest = fold(" never written");
     found.push_back(
         {"misplaced",
-         region +
-             " holds correct results of other indices: each element the result "
-             "of index i" +
-             Signed(shift) + rest + ". An offset off by " + std::to_string(std::llabs(shift)) +
+         "in " + region + ", each element holds the correct result of index i" + Signed(shift) +
+             rest + ". An offset off by " + std::to_string(std::llabs(shift)) +
              " (a load or store index that starts " + (shift < 0 ? "early" : "late") + ")",
          details});
     return found;
@@ -466,7 +520,7 @@ std::vector<Finding> MovedFindings(State& s, const std::vector<Moved>& moved,
   details["region"] = d;
   details["shifts"] = std::vector<int64_t>(shifts.begin(), shifts.end());
   found.push_back({"misplaced",
-                   region + " holds correct results of other indices, shifted by " +
+                   "in " + region + ", correct results of other indices, shifted by " +
                        std::to_string(shifts.size()) +
                        " different amounts: a load or store index "
                        "computed from the wrong variable",
@@ -488,6 +542,33 @@ Finding PermutedFinding(State& s, const std::vector<PermutedTile>& tiles) {
     example += (example.empty() ? "" : ", ") + std::to_string(to) + " <- " + std::to_string(from);
   }
   json details = {{"tiles", list}, {"map", first.map}};
+  // The same cores' short last tiles: a stride that assumed a full tile
+  // reads and writes past them (values from outside the tile).
+  std::string short_tails;
+  if (s.in.plan) {
+    const Layout& plan = *s.in.plan;
+    std::vector<uint64_t> wrong_in_tails;
+    for (uint64_t core : cores) {
+      const uint64_t last = plan.TileCount(static_cast<uint32_t>(core)) - 1;
+      uint64_t start, length;
+      plan.TileRange(static_cast<uint32_t>(core), last, &start, &length);
+      if (length >= plan.tile_length) continue;
+      for (uint64_t i = start; i < start + length; ++i) {
+        if (!s.explained[i]) wrong_in_tails.push_back(i);
+      }
+    }
+    std::vector<uint64_t> open;
+    for (uint64_t i : s.Open()) {
+      if (std::binary_search(wrong_in_tails.begin(), wrong_in_tails.end(), i)) open.push_back(i);
+    }
+    if (!open.empty()) {
+      s.Explain(open);
+      details["short_tail_elements"] = open.size();
+      short_tails = "; " + std::to_string(open.size()) +
+                    " elements of those cores' short last tiles hold values from outside the "
+                    "tile (the stride assumed a full tile)";
+    }
+  }
   return {"misplaced",
           std::to_string(tiles.size()) + " tile(s) of cores " + NumberList(cores) +
               " hold exactly their own correct results in another order (in core " +
@@ -495,7 +576,8 @@ Finding PermutedFinding(State& s, const std::vector<PermutedTile>& tiles) {
               ", offset <- golden offset: " + example +
               "): the values are permuted inside "
               "each tile - the load and the store index the tile differently (a contiguous "
-              "load and a strided store, or lanes and elements swapped)",
+              "load and a strided store, or lanes and elements swapped)" +
+              short_tails,
           details};
 }
 
@@ -511,7 +593,7 @@ std::optional<Finding> ApproximateSlope(State& s) {
     const double base = s.Base(i), out = in.output.values[i];
     if (std::isfinite(base) && base != 0 && std::isfinite(out)) ratios.push_back(out / base);
   }
-  if (ratios.empty()) return std::nullopt;
+  if (ratios.size() < 8) return std::nullopt;  // a few elements say nothing of a slope
   std::nth_element(ratios.begin(), ratios.begin() + static_cast<long>(ratios.size() / 2),
                    ratios.end());
   const double slope = ratios[ratios.size() / 2];
@@ -538,10 +620,18 @@ std::optional<Finding> NanFinding(State& s, bool lost) {
   if (found.empty()) return std::nullopt;
   s.Explain(found);
   if (lost) {
+    // A max/min formula also loses the sign of zero: the same fault.
+    uint64_t signs = 0;
+    for (uint64_t i : s.zero_sign) signs += !s.explained[i];
+    if (!s.in.strict_zero_sign) s.Explain(s.zero_sign);
     return Finding{"lost_nan",
                    std::to_string(found.size()) +
                        " NaN inputs did not give NaN: a max/min-based "
-                       "formula or a compare that treats NaN as negative/zero drops it",
+                       "formula or a compare that treats NaN as negative/zero drops it" +
+                       (signs > 0 && !s.in.strict_zero_sign
+                            ? " (and " + std::to_string(signs) +
+                                  " zeros came out with the other sign, as such a formula does)"
+                            : std::string()),
                    {{"count", found.size()}, {"first", found.front()}}};
   }
   return Finding{"unexpected_nan",

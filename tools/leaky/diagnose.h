@@ -56,7 +56,7 @@ struct CheckResult {
 // never written, then what is left.
 inline constexpr const char* kFindingKinds[] = {
     "rounding_mode",  "flush_inputs",     "flush_results",  "f16_underflow",
-    "slope_rounded",  "select_missing",   "compare_at_zero", "slope_mismatch",
+    "slope_rounded",  "select_missing",   "select_swapped",   "compare_at_zero", "slope_mismatch",
     "compute_before_copy", "stale_tile",  "overwritten_tile", "misplaced",
     "not_written",    "input_copied",     "ambiguous",      "unexpected_nan",
     "lost_nan",       "zero_sign",        "mismatch"};

@@ -109,7 +109,14 @@ struct Finder {
         const bool bounded = IsBoundary(in.plan, n, start) && IsBoundary(in.plan, n, end);
         // Enough wrong elements, or a span from one plan boundary to the
         // next that looks untouched throughout (a short remainder).
-        if (!(count >= 8 || (bounded && count >= 2 && start >= rs && end <= re))) continue;
+        // Zeros: enough wrong elements, or a span between plan boundaries
+        // (a short remainder), or the very end (a dropped tail). The input
+        // or dy: only between plan boundaries - positive elements equal
+        // their input anyway, so short runs of them mean nothing.
+        const bool enough = c == Content::kZero || c == Content::kFill
+                                ? count >= 8 || (bounded && count >= 2) || (end == n && count >= 1)
+                                : bounded && count >= 2 && (in.plan || count >= 32);
+        if (!enough) continue;
         for (uint64_t j = start; j < end; ++j) done[j] = 1;
         if (!found.empty() && found.back().span.end == start &&
             found.back().content == ContentName(c)) {
@@ -235,6 +242,13 @@ struct Finder {
       std::sort(a.begin(), a.end());
       std::sort(b.begin(), b.end());
       if (a != b) continue;
+      // At least two values out of place that are not zeros (a -0 and a +0
+      // swapped are a sign fault, not a permutation).
+      uint64_t moved_values = 0;
+      for (uint64_t j = start; j < start + length; ++j) {
+        moved_values += open[j] && in.output->values[j] != 0;
+      }
+      if (moved_values < 2) continue;
       PermutedTile p{core, tile, {start, start + length}, {}};
       // Where a few values came from (values unique in the tile).
       std::map<uint64_t, std::vector<uint64_t>> at;
@@ -366,10 +380,42 @@ std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Spa
         (*details)["region"] = "last_tiles";
         return "the last" + count + each + " (of " + std::to_string(p.cores()) + ")";
       }
+      bool all_but_last = true;
+      for (const auto& [core, list] : tiles) {
+        const uint64_t tiles_in_core = p.TileCount(core);
+        all_but_last = all_but_last && tiles_in_core >= 2 && list.size() == tiles_in_core - 1 &&
+                       list[0] == 0 && list.back() == tiles_in_core - 2;
+      }
+      if (all_but_last) {
+        (*details)["region"] = "all_but_last_tile";
+        return "every tile but the last" + each + " (of " + std::to_string(p.cores()) + ")";
+      }
       if (first) {
         (*details)["region"] = "first_tiles";
         return "the first" + count + each + " (of " + std::to_string(p.cores()) + ")";
       }
+    }
+  }
+  // The same number of elements at the start (or the end) of each core.
+  if (plan && plan->cores() > 0 && spans.size() >= 2) {
+    const Layout& p = *plan;
+    bool starts = true, ends = true;
+    std::vector<uint64_t> which;
+    for (const Span& s : spans) {
+      const Layout::Location l = p.Locate(s.begin);
+      starts = starts && l.inside && s.begin == l.core_start && s.size() == spans[0].size() &&
+               s.end < l.core_start + l.core_length;
+      ends = ends && l.inside && s.end == l.core_start + l.core_length &&
+             s.size() == spans[0].size() && s.begin > l.core_start;
+      which.push_back(l.core);
+    }
+    if (starts || ends) {
+      (*details)["region"] = starts ? "core_starts" : "core_ends";
+      (*details)["cores"] = which;
+      (*details)["width"] = spans[0].size();
+      return std::string("the ") + (starts ? "first " : "last ") + std::to_string(spans[0].size()) +
+             " elements of each of cores " + NumberList(which) + " (of " +
+             std::to_string(p.cores()) + ")";
     }
   }
   if (spans.size() == 1 && spans[0].end == n) {
@@ -408,11 +454,12 @@ PlaceExplanation ExplainPlaces(const PlaceInput& in, const std::vector<uint64_t>
       f.has_fill = true;
     }
   }
-  // Moved results first: a run of correct values at the wrong place can
-  // hold zeros and inputs, never the other way round.
+  // Tiles permuted in place first (their values are all the tile's own, a
+  // strict test), then moved results: a run of correct values at the wrong
+  // place can hold zeros and inputs, never the other way round.
+  e.permuted = f.FindPermuted(open);
   e.moved = f.FindMoved(open);
   e.unwritten = f.FindUnwritten(open);
-  e.permuted = f.FindPermuted(open);
   for (uint64_t i : open) {
     if (f.done[i]) e.explained.push_back(i);
   }

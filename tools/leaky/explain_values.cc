@@ -44,11 +44,12 @@ uint64_t Product(leaky_dtype dtype, double base, double slope, ValueModel::Round
   return bits;
 }
 
-double HalfRounded(leaky_dtype dtype, double slope) {
-  const float s = static_cast<float>(slope);
-  if (dtype == LEAKY_F16) return static_cast<float>(float16(s));
-  if (dtype == LEAKY_BF16) return static_cast<float>(bfloat16(s));
-  return slope;
+// `slope` stored as `type`, to nearest even or truncated toward zero.
+double StoredAs(leaky_dtype type, double slope, bool truncated) {
+  const uint64_t bits = FromDouble(type, slope);
+  const double back = ToDouble(type, bits);
+  if (truncated && std::fabs(back) > std::fabs(slope)) return ToDouble(type, bits - 1);
+  return back;
 }
 
 // What a model has going for it over the differing elements.
@@ -101,22 +102,42 @@ std::vector<ValueModel> Candidates(const ValueInput& in, const std::vector<uint6
   const bool half = in.dtype == LEAKY_F16 || in.dtype == LEAKY_BF16;
   const double exact =
       in.dtype == LEAKY_F64 ? in.negative_slope : static_cast<float>(in.negative_slope);
-  const double rounded = HalfRounded(in.dtype, in.negative_slope);
   std::vector<M> models;
   M op;
   op.slope_value = exact;
   op.flush_type = in.dtype == LEAKY_F64 ? LEAKY_F64 : LEAKY_F32;
   std::vector<M> slopes = {op};
-  if (half && rounded != exact) {
-    M m = op;
-    m.slope = M::Slope::kRounded;
-    m.slope_value = rounded;
-    slopes.push_back(m);
+  // The slope stored in a narrower type first: the half types (and f32
+  // under f64 data), to nearest or truncated.
+  std::vector<leaky_dtype> narrower = {LEAKY_F16, LEAKY_BF16};
+  if (in.dtype == LEAKY_F64) narrower.push_back(LEAKY_F32);
+  std::vector<double> seen = {exact};
+  for (leaky_dtype t : narrower) {
+    for (bool truncated : {false, true}) {
+      const double v = StoredAs(t, in.negative_slope, truncated);
+      if (std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
+      seen.push_back(v);
+      M m = op;
+      m.slope = M::Slope::kRounded;
+      m.slope_value = v;
+      m.slope_type = t;
+      m.slope_truncated = truncated;
+      slopes.push_back(m);
+    }
+  }
+  // The product through a half type before an f32/f64 store.
+  if (!half) {
+    for (leaky_dtype t : {LEAKY_F16, LEAKY_BF16}) {
+      M m = op;
+      m.through = t;
+      m.through_set = true;
+      models.push_back(m);
+    }
   }
   // Another slope, the compare, the rounding mode: one change each.
   for (size_t k = 1; k < slopes.size(); ++k) models.push_back(slopes[k]);
   for (double guess : SlopeGuesses(in, differing)) {
-    if (guess == exact || guess == rounded) continue;
+    if (std::find(seen.begin(), seen.end(), guess) != seen.end()) continue;
     M m = op;
     m.slope = M::Slope::kOther;
     m.slope_value = guess;
@@ -129,7 +150,7 @@ std::vector<ValueModel> Candidates(const ValueInput& in, const std::vector<uint6
     relu.zero_branch = true;
     models.push_back(relu);
   }
-  for (M::Gate gate : {M::Gate::kGreaterEqual, M::Gate::kNone}) {
+  for (M::Gate gate : {M::Gate::kGreaterEqual, M::Gate::kNone, M::Gate::kSwapped}) {
     M m = op;
     m.gate = gate;
     models.push_back(m);
@@ -164,6 +185,7 @@ int Family(const ValueModel& m) {
   if (m.flush_results || m.flush_inputs) return 1;
   if (m.rounding != ValueModel::Rounding::kNearestEven) return 2;
   if (m.gate != ValueModel::Gate::kGreater) return 3 + static_cast<int>(m.gate);
+  if (m.through_set) return 5;
   return 10 + static_cast<int>(m.slope);
 }
 
@@ -176,7 +198,7 @@ bool SameValue(leaky_dtype dtype, uint64_t a, uint64_t b) {
 }
 
 int ValueModel::Cost() const {
-  return (slope != Slope::kExact) + (gate != Gate::kGreater) +
+  return (slope != Slope::kExact) + through_set + (gate != Gate::kGreater) +
          (rounding != Rounding::kNearestEven) + flush_results + flush_inputs;
 }
 
@@ -197,12 +219,19 @@ uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
       break;
     case ValueModel::Gate::kNone:
       break;
+    case ValueModel::Gate::kSwapped:
+      pass = !(gate > 0);
+      break;
   }
   uint64_t bits =
       pass ? (in.backward ? (m.flush_inputs ? FromDouble(in.dtype, base) : in.dy->bits[i])
                           : (m.flush_inputs ? FromDouble(in.dtype, base) : in.input->bits[i]))
       : m.zero_branch ? uint64_t{0}
-                      : Product(in.dtype, base, m.slope_value, m.rounding);
+      : m.through_set
+          // Rounded to the narrower type, then stored exactly in the wider.
+          ? FromDouble(in.dtype,
+                       ToDouble(m.through, Product(m.through, base, m.slope_value, m.rounding)))
+          : Product(in.dtype, base, m.slope_value, m.rounding);
   // Flush-to-zero acts on the product; a select passes x through untouched.
   if (m.flush_results && !pass) {
     const double v = ToDouble(in.dtype, bits);

@@ -33,11 +33,20 @@ struct ValueInput {
 // One way of computing the op.
 struct ValueModel {
   enum class Slope { kExact, kRounded, kOther };
-  enum class Gate { kGreater, kGreaterEqual, kNone };  // x > 0, x >= 0, always the product
+  // x > 0, x >= 0, always the product, the branches swapped (x > 0 ? slope * x : x,
+  // what max(x, slope * x) computes for a slope above 1)
+  enum class Gate { kGreater, kGreaterEqual, kNone, kSwapped };
   enum class Rounding { kNearestEven, kTowardZero, kAwayFromZero };
   Slope slope = Slope::kExact;
   double slope_value = 0;    // the slope the model multiplies by
   bool zero_branch = false;  // the negative branch returns +0 (a plain ReLU)
+  // kRounded: the slope stored as this type first, to nearest or truncated.
+  leaky_dtype slope_type = LEAKY_F16;
+  bool slope_truncated = false;
+  // The product rounded to `through` before an f32/f64 store (half
+  // arithmetic on wider data, or a scratch buffer of halves).
+  bool through_set = false;
+  leaky_dtype through = LEAKY_F16;
   Gate gate = Gate::kGreater;
   Rounding rounding = Rounding::kNearestEven;  // of the store (half types) or the product
   bool flush_results = false;                  // FTZ

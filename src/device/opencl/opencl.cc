@@ -50,9 +50,8 @@ constexpr const char kTilingHeader[] =
 // makes a second replacement harmless.
 std::string WithTilingHeader(std::string source) {
   constexpr std::string_view kHeader(kTilingHeader, sizeof(kTilingHeader) - 1);
-  for (std::string_view line :
-       {std::string_view("#include \"leaky/device_tiling.h\""),
-        std::string_view("#include <leaky/device_tiling.h>")}) {
+  for (std::string_view line : {std::string_view("#include \"leaky/device_tiling.h\""),
+                                std::string_view("#include <leaky/device_tiling.h>")}) {
     for (size_t at = source.find(line); at != std::string::npos;
          at = source.find(line, at + kHeader.size())) {
       source.replace(at, line.size(), kHeader);
@@ -161,9 +160,10 @@ struct leaky_cl_device {
       return LEAKY_OK;
     }
     const bool own = !source.empty();
-    LEAKY_RETURN_IF_ERROR(Build(own ? source.c_str() : kSource,
-                                own ? "the caller's kernel (leaky_cl_options.source)" : "the kernel",
-                                dtype, backward, build_options, out));
+    LEAKY_RETURN_IF_ERROR(
+        Build(own ? source.c_str() : kSource,
+              own ? "the caller's kernel (leaky_cl_options.source)" : "the kernel", dtype, backward,
+              build_options, out));
     programs[{dtype, backward}] = *out;
     return LEAKY_OK;
   }
@@ -219,7 +219,8 @@ leaky_status leaky_cl_open(const leaky_cl_options* options, leaky_cl_device** ou
   const char* source = options != nullptr ? options->source : nullptr;
   const char* build_options = options != nullptr ? options->build_options : nullptr;
   if (source != nullptr && *source == '\0') {
-    return Fail(LEAKY_ERROR_INVALID_OPTIONS, "leaky_cl_open: source is empty (null: the library's kernel)");
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
+                "leaky_cl_open: source is empty (null: the library's kernel)");
   }
   if (fault < LEAKY_CL_FAULT_NONE || fault > LEAKY_CL_FAULT_CORE_OFFSET) {
     return Fail(LEAKY_ERROR_INVALID_OPTIONS, "leaky_cl_open: unknown fault %d", fault);

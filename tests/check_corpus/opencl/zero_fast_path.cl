@@ -1,0 +1,91 @@
+// Faulty: a fast path for zeros ("activations are mostly zeros") returns the
+// literal 0, which is +0: a -0 input comes out +0 instead of -0 * slope = -0.
+// Only the sign of zero differs (visible only with strict zero signs).
+//
+// Otherwise the corpus's correct single-slot port (port_tile_while.cl): a
+// work-group per core walking its range one tile at a time.
+#include "leaky/device_tiling.h"
+
+#if LEAKY_DTYPE == 1
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double data_t;
+typedef double math_t;
+#define SLOPE_FIELD negative_slope_f64
+#elif LEAKY_DTYPE == 2 || LEAKY_DTYPE == 3
+typedef ushort data_t;
+typedef float math_t;
+#define SLOPE_FIELD negative_slope
+#else
+typedef float data_t;
+typedef float math_t;
+#define SLOPE_FIELD negative_slope
+#endif
+
+inline math_t get(__local const data_t* p, uint i) {
+#if LEAKY_DTYPE == 2
+  return vload_half(i, (__local const half*)p);
+#elif LEAKY_DTYPE == 3
+  return as_float((uint)p[i] << 16);
+#else
+  return p[i];
+#endif
+}
+
+inline void put(math_t v, __local data_t* p, uint i) {
+#if LEAKY_DTYPE == 2
+  vstore_half_rte(v, i, (__local half*)p);
+#elif LEAKY_DTYPE == 3
+  // Round half to even on the 16 bits dropped; NaN: set the quiet bit.
+  const uint u = as_uint(v);
+  const uint rounded = u + 0x7fffu + ((u >> 16) & 1u);
+  p[i] = isnan(v) ? (ushort)((u | 0x00400000u) >> 16) : (ushort)(rounded >> 16);
+#else
+  p[i] = v;
+#endif
+}
+
+__kernel void leaky_relu_tiles(__global const leaky_device_tiling* tiling,
+                               __global const data_t* src0, __global const data_t* src1,
+                               __global data_t* dst, __local data_t* in_buf,
+                               __local data_t* out_buf) {
+  const uint core = get_group_id(0), cores = tiling->cores;
+  const uint lid = get_local_id(0), lsz = get_local_size(0);
+  const math_t slope = tiling->SLOPE_FIELD;
+  const uint tile = tiling->tile_length;
+  const ulong per = tiling->total / cores, rest = tiling->total % cores;
+  ulong cursor, stop;
+  if (tiling->split == LEAKY_DEVICE_SPLIT_BALANCED) {
+    cursor = core * per + min((ulong)core, rest);
+    stop = cursor + per + (core < rest);
+  } else {
+    cursor = core * per;
+    stop = core == cores - 1 ? tiling->total : cursor + per;
+  }
+  __local data_t* x_tile = in_buf;
+#if LEAKY_BACKWARD
+  __local data_t* dy_tile = in_buf + tiling->buffers * tile;  // the second stream's slot 0
+#endif
+  while (cursor < stop) {
+    const uint m = (uint)min((ulong)tile, stop - cursor);
+#if LEAKY_BACKWARD
+    event_t in = async_work_group_copy(dy_tile, src0 + cursor, m, 0);
+    in = async_work_group_copy(x_tile, src1 + cursor, m, in);
+#else
+    event_t in = async_work_group_copy(x_tile, src0 + cursor, m, 0);
+#endif
+    wait_group_events(1, &in);
+    for (uint i = lid; i < m; i += lsz) {
+      const math_t x = get(x_tile, i);
+#if LEAKY_BACKWARD
+      const math_t g = get(dy_tile, i);
+#else
+      const math_t g = x;
+#endif
+      put(x == 0 ? 0 : x > 0 ? g : g * slope, out_buf, i);  // FAULT: +0 for -0 too
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    event_t out = async_work_group_copy(dst + cursor, out_buf, m, 0);
+    wait_group_events(1, &out);
+    cursor += m;
+  }
+}

@@ -1,0 +1,229 @@
+"""Runs the diagnosis corpus: faulty (and a few correct) LeakyReLU kernels,
+each with the finding an expert would want first, through
+leaky.testing.check_op.
+
+    PYTHONPATH=python LEAKY_LIB_DIR=build/python \\
+        /usr/bin/python3 tests/check_corpus/run_corpus.py [--case NAME ...] [--list]
+
+One line per case: its name, the kinds accepted for the first finding, the
+kind check_op gave first (with its message, shortened) and OK or MISS; then
+"N of M diagnosed as expected". Exit 0 only if every case run is as
+expected. --kernels-only checks the kernels instead of the diagnosis: every
+planted fault must make the output differ from the golden (check_op does not
+pass) and every correct kernel must pass - what keeps the corpus honest
+whatever the diagnosis says.
+
+Cases are in cases.json beside this file: OpenCL kernels under opencl/ run
+in the library's place through opencl_leaky_relu(source=...), NumPy ones
+are functions of numpy_cases.py. OpenCL runs on one PoCL thread
+(POCL_MAX_PTHREAD_COUNT=1) so that the order of work-groups, and with it what
+a faulty kernel leaves in local memory, is the same from run to run; and
+each OpenCL case runs in a process of its own, because a kernel that reads
+local memory it never filled (no_first_prefetch, out_slot_wrong, ...) reads
+what the kernels launched before it in the process left there: alone or
+among all the cases, a case then sees the same bytes.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+# Before the OpenCL platform is first opened (leaky.testing opens it lazily).
+os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+KINDS = {
+    "pass", "misplaced", "not_written", "stale_tile", "overwritten_tile", "compute_before_copy",
+    "input_copied", "select_missing", "select_swapped", "compare_at_zero", "slope_mismatch", "slope_rounded",
+    "rounding_mode", "half_arithmetic", "f16_underflow", "flush_results", "flush_inputs",
+    "lost_nan", "unexpected_nan", "zero_sign", "ambiguous", "mismatch",
+}
+PLAN_KEYS = ("split", "cores", "tile_elems", "buffers")
+MESSAGE_WIDTH = 120
+
+
+def load_cases():
+    with open(os.path.join(HERE, "cases.json")) as f:
+        cases = json.load(f)
+    names = set()
+    for case in cases:  # a malformed case is the corpus's bug: say which, stop
+        name = case.get("name")
+        problems = []
+        if name in names:
+            problems.append("the name is used twice")
+        names.add(name)
+        if case.get("kind") not in ("opencl", "numpy"):
+            problems.append("kind must be opencl or numpy")
+        if not case.get("expect") or not set(case["expect"]) <= KINDS:
+            problems.append("expect must list kinds of the vocabulary: %s" % case.get("expect"))
+        if case.get("expect") == ["pass"] and case.get("max_findings") != 0:
+            problems.append("a correct kernel allows no finding (max_findings 0)")
+        if sorted(case.get("plan", {})) != sorted(PLAN_KEYS):
+            problems.append("plan needs %s" % ", ".join(PLAN_KEYS))
+        if problems:
+            sys.exit("cases.json: case %s: %s" % (name, "; ".join(problems)))
+    return cases
+
+
+def shorten(text, width=MESSAGE_WIDTH):
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+class OpenCL:
+    """The device kernels' callables, or why there are none."""
+
+    def __init__(self, lt, device):
+        self.lt, self.device = lt, device
+        self.missing = None
+        try:
+            import numpy as np
+            lt.opencl_leaky_relu(device=device)(np.zeros(1, np.float32), 0.2)
+        except RuntimeError as e:
+            self.missing = shorten(e)
+
+    def callable(self, case):
+        with open(os.path.join(HERE, case["file"])) as f:
+            source = f.read()
+        return self.lt.opencl_leaky_relu(device=self.device, source=source,
+                                         build_options=case.get("build_options"), op=case["op"],
+                                         **case["plan"])
+
+
+def numpy_callable(case):
+    import numpy_cases
+    fn = getattr(numpy_cases, case["function"])
+    modelled = getattr(fn, "plan", {})
+    differs = {k: (v, case["plan"].get(k)) for k, v in modelled.items() if case["plan"].get(k) != v}
+    if differs:
+        sys.exit("cases.json: case %s: %s models %s, the case's plan says otherwise (%s)" % (
+            case["name"], case["function"], modelled, differs))
+    return fn
+
+
+def check_here(lt, case, opencl):
+    """The case's result in this process: {"passed", "mismatches",
+    "findings": [{"kind", "message"}]}, or {"skip": why}."""
+    if case["kind"] == "opencl":
+        if opencl.missing:
+            return {"skip": "no OpenCL: %s" % opencl.missing}
+        fn = opencl.callable(case)
+    else:
+        fn = numpy_callable(case)
+    try:
+        d = lt.check_op(fn, dtype=case["dtype"], elems=case["elems"], slope=case.get("slope", 0.2),
+                        dist=case["dist"], op=case["op"],
+                        strict_zero_sign=case.get("strict_zero_sign", False), **case["plan"])
+    except (RuntimeError, ValueError) as e:
+        if "cl_khr_fp64" in str(e):  # f64 on a device without it
+            return {"skip": "the device has no cl_khr_fp64"}
+        raise
+    return {"passed": bool(d.passed), "mismatches": d.mismatches,
+            "findings": [{"kind": f.kind, "message": f.message} for f in d.findings]}
+
+
+def check_apart(case, device):
+    """check_here in a fresh interpreter (see the module's docstring)."""
+    command = [sys.executable, os.path.abspath(__file__), "--one", case["name"]]
+    if device is not None:
+        command += ["--device", str(device)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError("case %s: %s" % (case["name"], done.stderr.strip().splitlines()[-1:]))
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def describe(case):
+    plan = case["plan"]
+    extras = ["slope %g" % case["slope"]] if "slope" in case else []
+    extras += ["strict zero sign"] if case.get("strict_zero_sign") else []
+    extras += [case["build_options"]] if case.get("build_options") else []
+    extras += ["timing-dependent"] if case.get("timing_dependent") else []
+    where = case["file"] if case["kind"] == "opencl" else "numpy_cases." + case["function"]
+    return "%-40s %s %s %s %s %d, %s %d cores, %d-element tiles, %d buffer(s)%s\n    %s\n    expect %s" % (
+        case["name"], where, case["op"], case["dtype"], case["dist"], case["elems"], plan["split"],
+        plan["cores"], plan["tile_elems"], plan["buffers"],
+        "".join(", " + e for e in extras), case["bug"], "|".join(case["expect"]))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--case", action="append", metavar="NAME", help="run this case (repeatable)")
+    parser.add_argument("--list", action="store_true", help="print the cases and stop")
+    parser.add_argument("--kernels-only", action="store_true",
+                        help="check that each planted fault is real (the output differs from the "
+                             "golden) and each correct kernel passes, not what the diagnosis says")
+    parser.add_argument("--device", type=int, default=None, help="OpenCL device index (default: any)")
+    parser.add_argument("--one", metavar="NAME", help=argparse.SUPPRESS)  # check_apart's child
+    args = parser.parse_args(argv)
+
+    cases = load_cases()
+    if args.case:
+        unknown = sorted(set(args.case) - {c["name"] for c in cases})
+        if unknown:
+            print("run_corpus: no case named %s (--list shows them)" % ", ".join(unknown), file=sys.stderr)
+            return 2
+        cases = [c for c in cases if c["name"] in args.case]
+    if args.list:
+        for case in cases:
+            print(describe(case))
+        return 0
+
+    try:
+        import leaky.testing as lt
+    except ImportError as e:
+        print("run_corpus: cannot import leaky.testing (%s): set PYTHONPATH to the repository's "
+              "python/ and LEAKY_LIB_DIR to the built NumPy module's directory" % e, file=sys.stderr)
+        return 2
+    opencl = OpenCL(lt, args.device)
+    if args.one:
+        [case] = [c for c in cases if c["name"] == args.one]
+        print(json.dumps(check_here(lt, case, opencl)))
+        return 0
+    if opencl.missing:
+        print("OpenCL cases skipped: %s" % opencl.missing)
+
+    good = ran = known_misses = stale = 0
+    for case in cases:
+        expect = case["expect"]
+        if case["kind"] == "opencl" and not opencl.missing:
+            result = check_apart(case, args.device)
+        else:
+            result = check_here(lt, case, opencl)
+        if "skip" in result:
+            print("%-40s SKIP (%s)" % (case["name"], result["skip"]))
+            continue
+        ran += 1
+        findings = result["findings"]
+        first = findings[0] if findings else None
+        got = "pass" if result["passed"] and not first else first["kind"] if first else "(fail, no finding)"
+        if args.kernels_only:
+            ok = result["passed"] == (expect == ["pass"])
+            verdict = "golden %s" % (
+                "equal" if result["passed"] else "differs (%d elements)" % result["mismatches"])
+        else:
+            ok = got in expect and len(findings) <= case["max_findings"]
+            more = " (+%d more)" % (len(findings) - 1) if len(findings) > 1 else ""
+            verdict = "got %s%s%s" % (got, more, ": " + shorten(first["message"]) if first else "")
+        # A miss the corpus states with its reason ("known_miss") is shown and
+        # counted as a miss, but does not fail the run; a known miss that
+        # starts passing fails it, so the list stays true.
+        known = case.get("known_miss") and not args.kernels_only
+        mark = "OK" if ok else "MISS"
+        if known:
+            mark = "KNOWN MISS (%s)" % case["known_miss"] if not ok else "OK, BUT LISTED AS A KNOWN MISS"
+            known_misses += not ok
+            stale += ok
+        print("%-40s expect %-36s %s  %s" % (case["name"], "|".join(expect), verdict, mark))
+        good += ok
+    what = "kernels as planted" if args.kernels_only else "diagnosed as expected"
+    print("%d of %d %s%s" % (good, ran, what,
+                             " (%d known miss(es) listed in cases.json)" % known_misses if known_misses else ""))
+    return 0 if good + known_misses == ran and stale == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
