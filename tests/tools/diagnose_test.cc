@@ -359,28 +359,23 @@ void EachTile(const Case& c, Body body) {
   }
 }
 
+// vstore_half_rtz: the f32 product truncated to f16.
+float StoreTowardZero(float x, float) {
+  const float p = x > 0 ? x : x * 0.2f;
+  float16 h(p);
+  if (std::isfinite(p) && std::fabs(static_cast<float>(h)) > std::fabs(p)) {
+    h = float16::from_bits(static_cast<uint16_t>(h.bits - 1));
+  }
+  return static_cast<float>(h);
+}
+
 TEST_P(Fault, StoreRoundsTowardZero) {
   const Case c(GetParam());
-  // vstore_half_rtz: the f32 product truncated to f16.
-  const CheckResult r = c.Run(c.Kernel([](float x, float) {
-    const float p = x > 0 ? x : x * 0.2f;
-    float16 h(p);
-    if (std::isfinite(p) && std::fabs(static_cast<float>(h)) > std::fabs(p)) {
-      h = float16::from_bits(static_cast<uint16_t>(h.bits - 1));
-    }
-    return static_cast<float>(h);
-  }));
+  const CheckResult r = c.Run(c.Kernel(StoreTowardZero));
   ExpectOnly(r, "rounding_mode");
   EXPECT_EQ(Get(r, "rounding_mode").details["rounding"], "toward_zero");
   // --max-ulp 1 does not hide it.
-  const CheckResult lenient = c.Run(c.Kernel([](float x, float) {
-    const float p = x > 0 ? x : x * 0.2f;
-    float16 h(p);
-    if (std::isfinite(p) && std::fabs(static_cast<float>(h)) > std::fabs(p)) {
-      h = float16::from_bits(static_cast<uint16_t>(h.bits - 1));
-    }
-    return static_cast<float>(h);
-  }), true, false, /*max_ulp=*/1);
+  const CheckResult lenient = c.Run(c.Kernel(StoreTowardZero), true, false, /*max_ulp=*/1);
   EXPECT_FALSE(lenient.pass);
   EXPECT_EQ(Kinds(lenient), "rounding_mode");
 }

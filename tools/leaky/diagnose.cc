@@ -739,12 +739,14 @@ CheckResult Diagnose(const CheckInput& in) {
   if (!s.wrong.empty()) r.first_mismatch = static_cast<int64_t>(s.wrong.front());
 
   const Layout* plan = in.plan ? &*in.plan : nullptr;
-  const PlaceInput places{in.dtype, in.backward, &in.input, &in.dy, &in.golden, &in.output, plan};
+  PlaceInput places;
   // 1. The op computed another way - unless what it explains lies mostly
   // inside regions that hold something else (a block of zeros also
   // "flushes" the tiny results inside it).
   const ValueInput values{in.dtype, in.backward, in.negative_slope, &in.input,
                           &in.dy,   &in.golden,  &in.output};
+  static_cast<ValueInput&>(places) = values;
+  places.plan = plan;
   if (std::optional<ValueExplanation> v = ExplainValues(values, s.differing)) {
     const PlaceExplanation regions = ExplainPlaces(places, s.differing);
     std::vector<char> in_region(n, 0);

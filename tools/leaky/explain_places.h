@@ -14,19 +14,16 @@
 #include <utility>
 #include <vector>
 
+#include "explain_values.h"
 #include "golden_io.h"
 #include "layout.h"
 
 namespace leaky::tools {
 
-struct PlaceInput {
-  leaky_dtype dtype = LEAKY_F32;
-  bool backward = false;
-  const Array* input = nullptr;
-  const Array* dy = nullptr;
-  const Array* golden = nullptr;
-  const Array* output = nullptr;
-  const Layout* plan = nullptr;  // null: extents only
+// The arrays as the value analysis reads them, and the plan (null: extents
+// only).
+struct PlaceInput : ValueInput {
+  const Layout* plan = nullptr;
 };
 
 struct Span {
