@@ -408,6 +408,23 @@ TEST_P(Fault, CoresPlacedATileApart) {
   EXPECT_TRUE(f.details.contains("unwritten")) << f.message;
 }
 
+// The same offset on the load and the store: what every core computes is
+// right where it lands, and the range past the last core's end is never
+// written; the message names the stride, not a dropped tail.
+TEST_P(Fault, CoresPlacedATileApartOnLoadAndStore) {
+  const Case c(GetParam());
+  std::vector<uint64_t> out(kN, 0);
+  EachTile(c, [&](uint32_t core, uint64_t, uint64_t start, uint64_t length, uint64_t) {
+    const uint64_t at = core * c.plan.tile_length + (start - c.plan.core_start[core]);
+    for (uint64_t j = 0; j < length && at + j < kN; ++j) out[at + j] = Op(c, at + j);
+  });
+  const CheckResult r = c.Run(out);
+  ExpectOnly(r, "not_written");
+  const Finding& f = Get(r, "not_written");
+  EXPECT_EQ(f.details["core_stride"].get<uint64_t>(), 256u) << f.message;
+  EXPECT_NE(f.message.find("placed a tile apart"), std::string::npos) << f.message;
+}
+
 TEST_P(Fault, OutputOffsetOmitsTheCoreStart) {
   const Case c(GetParam());
   std::vector<uint64_t> out(kN, 0);

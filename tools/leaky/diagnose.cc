@@ -285,7 +285,32 @@ std::vector<Finding> UnwrittenFindings(State& s, const std::vector<Unwritten>& u
                        details});
       continue;
     }
-    const std::string cause = CauseOfUnwritten(details["region"]);
+    std::string cause = CauseOfUnwritten(details["region"]);
+    // A tail that starts where the last core would end had every core c
+    // started at c x S (S not its share): name S, the arithmetic trace of
+    // the wrong per-core offset (7 x 256 + 1257 = 3049 for cores a tile
+    // apart), not a dropped tail.
+    if (s.in.plan && details["region"] == "tail" && s.in.plan->cores() > 1) {
+      const Layout& plan = *s.in.plan;
+      const uint64_t k = details["first"].get<uint64_t>(), last = plan.cores() - 1;
+      const uint64_t length = plan.core_length.back();
+      if (k > length && (k - length) % last == 0) {
+        const uint64_t stride = (k - length) / last;
+        if (stride != plan.core_start[1] - plan.core_start[0] && stride > 0) {
+          details["core_stride"] = stride;
+          cause = std::to_string(k) + " = " + std::to_string(last) + " x " +
+                  std::to_string(stride) + " + " + std::to_string(length) +
+                  ": every core c started at c x " + std::to_string(stride) +
+                  (stride == plan.tile_length ? " (the tile length: the cores were placed a tile "
+                                                "apart, not a core's length apart)"
+                                              : "") +
+                  " instead of its own start (c x " +
+                  std::to_string(plan.core_start[1] - plan.core_start[0]) +
+                  "), so the last core ended at " + std::to_string(k) +
+                  " and nothing after was written";
+        }
+      }
+    }
     if (input) {
       found.push_back(
           {"input_copied",
