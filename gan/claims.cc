@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "measures.h"
-#include "metrics.h"
+#include "stats.h"
 
 namespace leaky::gan {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "metrics.h"
+#include "stats.h"
 
 namespace leaky::gan {
 
