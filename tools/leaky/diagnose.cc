@@ -45,11 +45,6 @@ std::string Number(double v) {
   return text;
 }
 
-bool IsZero(leaky_dtype dtype, uint64_t bits) {
-  const uint64_t sign = uint64_t{1} << (DtypeBytes(dtype) * 8 - 1);
-  return (bits & ~sign) == 0;
-}
-
 // What the analysis has found so far, and which wrong elements it explains.
 struct State {
   const CheckInput& in;
@@ -572,19 +567,14 @@ Finding PermutedFinding(State& s, const std::vector<PermutedTile>& tiles) {
   std::string short_tails;
   if (s.in.plan) {
     const Layout& plan = *s.in.plan;
-    std::vector<uint64_t> wrong_in_tails;
-    for (uint64_t core : cores) {
-      const uint64_t last = plan.TileCount(static_cast<uint32_t>(core)) - 1;
-      uint64_t start, length;
-      plan.TileRange(static_cast<uint32_t>(core), last, &start, &length);
-      if (length >= plan.tile_length) continue;
-      for (uint64_t i = start; i < start + length; ++i) {
-        if (!s.explained[i]) wrong_in_tails.push_back(i);
-      }
-    }
+    const std::set<uint64_t> permuted_cores(cores.begin(), cores.end());
     std::vector<uint64_t> open;
     for (uint64_t i : s.Open()) {
-      if (std::binary_search(wrong_in_tails.begin(), wrong_in_tails.end(), i)) open.push_back(i);
+      const Layout::Location at = plan.Locate(i);
+      if (at.inside && permuted_cores.count(at.core) && at.tile + 1 == at.tiles_in_core &&
+          at.tile_length < plan.tile_length) {
+        open.push_back(i);
+      }
     }
     if (!open.empty()) {
       s.Explain(open);
@@ -740,7 +730,7 @@ CheckResult Diagnose(const CheckInput& in) {
       continue;
     }
     if (in.output.bits[i] == in.golden.bits[i]) continue;
-    if (IsZero(in.dtype, in.output.bits[i]) && IsZero(in.dtype, in.golden.bits[i])) {
+    if (IsZeroBits(in.dtype, in.output.bits[i]) && IsZeroBits(in.dtype, in.golden.bits[i])) {
       s.zero_sign.push_back(i);
       if (in.strict_zero_sign) s.wrong.push_back(i);
       continue;

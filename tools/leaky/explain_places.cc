@@ -15,20 +15,19 @@ using json = nlohmann::json;
 
 namespace {
 
+uint64_t RemainderStart(const Layout& plan) {
+  return plan.core_start.back() + plan.total / plan.cores();
+}
+
 // Plan boundaries: where a fault's extent may begin or end.
 bool IsBoundary(const Layout* plan, uint64_t n, uint64_t index) {
   if (index == 0 || index == n) return true;
   if (!plan) return false;
-  if (plan->split == "even" && plan->cores() > 0 &&
-      index == plan->core_start.back() + plan->total / plan->cores()) {
+  if (plan->split == "even" && plan->cores() > 0 && index == RemainderStart(*plan)) {
     return true;  // where the last core's remainder begins
   }
   const Layout::Location at = plan->Locate(index);
   return at.inside && at.tile_start == index;
-}
-
-uint64_t RemainderStart(const Layout& plan) {
-  return plan.core_start.back() + plan.total / plan.cores();
 }
 
 // What a never-written element may still hold.

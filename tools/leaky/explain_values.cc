@@ -9,12 +9,6 @@ namespace leaky::tools {
 
 namespace {
 
-uint64_t Magnitude(leaky_dtype dtype, uint64_t bits) {
-  return bits & ((uint64_t{1} << (DtypeBytes(dtype) * 8 - 1)) - 1);
-}
-
-bool IsZeroBits(leaky_dtype dtype, uint64_t bits) { return Magnitude(dtype, bits) == 0; }
-
 // base * slope as the kernel computes it (f32 for f32 and the half types,
 // f64 for f64), stored to `dtype` under `rounding`. The half types round
 // the f32 product once more on the store, and that store is where a port's
@@ -180,15 +174,6 @@ std::vector<ValueModel> Candidates(const ValueInput& in, const std::vector<uint6
   return models;
 }
 
-// Models of the same cause: a tie between them is no ambiguity.
-int Family(const ValueModel& m) {
-  if (m.flush_results || m.flush_inputs) return 1;
-  if (m.rounding != ValueModel::Rounding::kNearestEven) return 2;
-  if (m.gate != ValueModel::Gate::kGreater) return 3 + static_cast<int>(m.gate);
-  if (m.through_set) return 5;
-  return 10 + static_cast<int>(m.slope);
-}
-
 }  // namespace
 
 bool SameValue(leaky_dtype dtype, uint64_t a, uint64_t b) {
@@ -224,8 +209,8 @@ uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
       break;
   }
   uint64_t bits =
-      pass ? (in.backward ? (m.flush_inputs ? FromDouble(in.dtype, base) : in.dy->bits[i])
-                          : (m.flush_inputs ? FromDouble(in.dtype, base) : in.input->bits[i]))
+      pass            ? (m.flush_inputs ? FromDouble(in.dtype, base)
+                                        : (in.backward ? in.dy : in.input)->bits[i])
       : m.zero_branch ? uint64_t{0}
       : m.through_set
           // Rounded to the narrower type, then stored exactly in the wider.
@@ -264,19 +249,8 @@ std::optional<ValueExplanation> ExplainValues(const ValueInput& in,
     return a.first.Cost() < b.first.Cost();
   });
   const ValueModel* best = &accepted.front().first;
-  const Score best_score = accepted.front().second;
-  std::optional<ValueModel> rival;
-  for (size_t k = 1; k < accepted.size() && !rival; ++k) {
-    const auto& [m, s] = accepted[k];
-    if (s.explained == best_score.explained && m.Cost() == best->Cost() &&
-        Family(m) != Family(*best)) {
-      rival = m;
-    }
-  }
   ValueExplanation e;
   e.model = *best;
-  e.rival = rival;
-  e.predicted = best_score.predicted;
   const double smallest = DtypeSmallestNormal(best->flush_type);
   for (uint64_t i : differing) {
     const uint64_t p = Predict(in, *best, i);
@@ -295,10 +269,6 @@ std::optional<ValueExplanation> ExplainValues(const ValueInput& in,
     if (best->rounding != ValueModel::Rounding::kNearestEven &&
         UlpDistance(in.dtype, p, in.golden->bits[i]) == 1) {
       ++e.rounded;
-      if (std::fabs(ToDouble(in.dtype, p)) < std::fabs(in.golden->values[i]))
-        ++e.toward_zero;
-      else
-        ++e.away_from_zero;
     }
   }
   return e;

@@ -60,14 +60,10 @@ struct ValueModel {
 struct ValueExplanation {
   ValueModel model;
   std::vector<uint64_t> explained;  // differing elements it predicts exactly, ascending
-  uint64_t predicted = 0;           // elements where it differs from the golden
   uint64_t flushed_results = 0;     // of `explained`: results flushed to zero
   uint64_t flushed_inputs = 0;      // ... inputs read as zero (positive_flushed: of x > 0)
   uint64_t positive_flushed_inputs = 0;
-  uint64_t rounded = 0;                          // ... one step off by the rounding mode
-  uint64_t toward_zero = 0, away_from_zero = 0;  // ... and in which direction
-  // An equally good model with another cause (same elements, same cost).
-  std::optional<ValueModel> rival;
+  uint64_t rounded = 0;  // ... one step off by the rounding mode
 };
 
 // The element's value under `model`, as `dtype`'s bit pattern.

@@ -150,6 +150,10 @@ uint64_t FromDouble(leaky_dtype dtype, double value) {
 
 bool IsNanBits(leaky_dtype dtype, uint64_t bits) { return std::isnan(ToDouble(dtype, bits)); }
 
+bool IsZeroBits(leaky_dtype dtype, uint64_t bits) {
+  return (bits & ((uint64_t{1} << (DtypeBytes(dtype) * 8 - 1)) - 1)) == 0;
+}
+
 uint64_t UlpDistance(leaky_dtype dtype, uint64_t a, uint64_t b) {
   const unsigned width = static_cast<unsigned>(DtypeBytes(dtype) * 8);
   const uint64_t sign = uint64_t{1} << (width - 1);

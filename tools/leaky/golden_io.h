@@ -67,6 +67,7 @@ uint64_t FromDouble(leaky_dtype dtype, double value);
 // (NaN handled by the caller); 0 and -0 are 0 apart.
 uint64_t UlpDistance(leaky_dtype dtype, uint64_t a, uint64_t b);
 bool IsNanBits(leaky_dtype dtype, uint64_t bits);
+bool IsZeroBits(leaky_dtype dtype, uint64_t bits);  // +0 or -0
 
 }  // namespace leaky::tools
 
