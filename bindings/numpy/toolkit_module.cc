@@ -1,6 +1,6 @@
 // leaky._native's toolkit half, for leaky.testing: the golden data of
 // `leaky golden` and the diagnosis of `leaky check`, in process (one
-// implementation: tools/leaky). Arrays cross as bytes of stored bit
+// implementation: toolkit/). Arrays cross as bytes of stored bit
 // patterns; the plan and the verdict as JSON text.
 #include <pybind11/pybind11.h>
 

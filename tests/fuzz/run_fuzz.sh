@@ -5,8 +5,8 @@ set -euo pipefail
 source_dir=$1 build_dir=$2 seconds=${3:-20}
 mkdir -p "$build_dir/corpus"
 clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -I"$source_dir/include" -I"$source_dir/tools/leaky" \
-  "$source_dir/tests/fuzz/golden_io_fuzz.cc" "$source_dir/tools/leaky/golden_io.cc" \
+  -I"$source_dir/include" -I"$source_dir/toolkit" \
+  "$source_dir/tests/fuzz/golden_io_fuzz.cc" "$source_dir/toolkit/golden_io.cc" \
   -o "$build_dir/golden_io_fuzz"
 cat > "$build_dir/corpus/valid.json" <<'JSON'
 {"format": "leaky-golden-1", "op": "leaky_relu_backward", "dtype": "bf16", "shape": [3, 5],

@@ -11,7 +11,7 @@
 #include "diagnose.h"
 #include "golden_io.h"
 #include "layout.h"
-#include "plan_options.h"
+#include "plan_flags.h"
 
 namespace leaky::tools {
 namespace {

@@ -13,7 +13,7 @@
 #include "golden_io.h"
 #include "layout.h"
 #include "leaky/reference.hpp"
-#include "plan_options.h"
+#include "plan_flags.h"
 
 namespace leaky::tools {
 namespace {

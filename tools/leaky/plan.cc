@@ -13,7 +13,7 @@
 #include "commands.h"
 #include "golden_io.h"
 #include "layout.h"
-#include "plan_options.h"
+#include "plan_flags.h"
 #include "timeline.h"
 
 namespace leaky::tools {

@@ -1,9 +1,10 @@
-// The target description shared by `leaky plan` and `leaky check --plan`:
-// a preset (this CPU, or an accelerator-style example) plus overrides.
-#ifndef LEAKY_TOOLS_PLAN_OPTIONS_H_
-#define LEAKY_TOOLS_PLAN_OPTIONS_H_
+// The target description shared by `leaky plan`, `leaky check --plan`,
+// `leaky device` and leaky.testing: a preset (this CPU, or an
+// accelerator-style example) plus overrides. The CLI's flags for it are in
+// tools/leaky/plan_flags.h.
+#ifndef LEAKY_TOOLKIT_PLAN_OPTIONS_H_
+#define LEAKY_TOOLKIT_PLAN_OPTIONS_H_
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -28,13 +29,6 @@ struct PlanOptions {
   static PlanOptions FromJson(const nlohmann::json& j);  // throws std::invalid_argument
 };
 
-// Adds --preset --cores --buffer-bytes --align --buffers --split
-// --tile-elems --address-offset (and --op, where the command has none of its
-// own) to `command`.
-void AddPlanOptions(CLI::App* command, PlanOptions& options, bool with_op = true);
-// Whether any of those was given on the command line, and which.
-bool PlanOptionsGiven(CLI::App* command);
-std::vector<std::string> GivenPlanOptions(CLI::App* command);
 // The value of plan option `flag` (e.g. "--cores") as the command line spells it.
 std::string PlanOptionValue(const PlanOptions& options, const std::string& flag);
 
@@ -44,4 +38,4 @@ leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype
 
 }  // namespace leaky::tools
 
-#endif  // LEAKY_TOOLS_PLAN_OPTIONS_H_
+#endif  // LEAKY_TOOLKIT_PLAN_OPTIONS_H_
