@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/cpu_facts.h"
 #include "runtime/pool.h"
 
 namespace leaky::internal {

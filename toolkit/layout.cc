@@ -7,15 +7,10 @@
 
 namespace leaky::tools {
 
-uint64_t Layout::TileCount(uint32_t core) const {
-  if (planner) return leaky_tiling_tile_count(&*planner, core);
-  return (core_length[core] + tile_length - 1) / tile_length;
-}
+uint64_t Layout::TileCount(uint32_t core) const { return leaky_tiling_tile_count(&tiling, core); }
 
 void Layout::TileRange(uint32_t core, uint64_t tile, uint64_t* start, uint64_t* length) const {
-  if (planner) return leaky_tiling_tile_range(&*planner, core, tile, start, length);
-  *start = core_start[core] + tile * tile_length;
-  *length = std::min(tile_length, core_start[core] + core_length[core] - *start);
+  leaky_tiling_tile_range(&tiling, core, tile, start, length);
 }
 
 Layout::Location Layout::Locate(uint64_t index) const {
@@ -32,14 +27,10 @@ Layout::Location Layout::Locate(uint64_t index) const {
     at.core_start = core_start[core];
     at.core_length = core_length[core];
     at.tiles_in_core = TileCount(core);
-    if (planner) {
-      uint64_t first, count;
-      leaky_tiling_core_granules(&*planner, core, &first, &count);
-      const uint64_t granule = (index + planner->lead_length) / planner->granule_length;
-      at.tile = (granule - first) / leaky_tiling_tile_granules(&*planner);
-    } else {
-      at.tile = (index - core_start[core]) / tile_length;
-    }
+    // Tiles run from the core's first grid point (leaky_tiling_tile_range).
+    uint64_t first, count;
+    leaky_tiling_core_granules(&tiling, core, &first, &count);
+    at.tile = (index + tiling.lead_length - first * tiling.granule_length) / tiling.tile_length;
     TileRange(core, at.tile, &at.tile_start, &at.tile_length);
     return at;
   }
@@ -47,6 +38,10 @@ Layout::Location Layout::Locate(uint64_t index) const {
 }
 
 namespace {
+
+const char* SplitName(uint32_t split) {
+  return split == LEAKY_SPLIT_EVEN ? "even" : split == LEAKY_SPLIT_BALANCED ? "balanced" : "granule";
+}
 
 uint64_t Multiply(uint64_t a, uint64_t b, const char* what) {
   uint64_t product;
@@ -59,69 +54,35 @@ uint64_t Multiply(uint64_t a, uint64_t b, const char* what) {
 }  // namespace
 
 Layout MakeLayout(const PlanOptions& options, leaky_dtype dtype, uint64_t n) {
-  const leaky_plan_request request = MakePlanRequest(options, dtype, n);
+  return LayoutOf(MakePlanRequest(options, dtype, n));
+}
+
+Layout LayoutOf(const leaky_plan_request& request) {
+  const uint64_t n = request.total_length;
+  Multiply(n, request.element_bytes, "--elems x the element size");
+  Multiply(Multiply(request.tile_length, request.element_bytes, "--tile-elems x the element size"),
+           uint64_t{request.buffer_count} * request.streams, "the tile buffers");
   Layout l;
-  l.split = options.split;
-  l.total = n;
-  l.element_bytes = request.element_bytes;
-  l.streams = request.streams;
-  l.buffers = request.buffer_count;
+  if (leaky_plan_tiling(&request, &l.tiling) != LEAKY_OK) {
+    throw std::invalid_argument(leaky_last_error());
+  }
+  const leaky_tiling& t = l.tiling;
+  l.split = SplitName(t.split);
   l.align_bytes = request.align_bytes;
-  l.address_offset = options.address_offset;
+  l.address_offset = request.address_offset;
   l.cores_available = request.max_cores;
   l.buffer_bytes = request.buffer_bytes;
-  Multiply(n, l.element_bytes, "--elems x the element size");
-  if (l.split == "granule") {
-    leaky_plan_request granule_request = request;
-    granule_request.address_offset = options.address_offset;
-    leaky_tiling tiling;
-    if (leaky_plan_tiling(&granule_request, &tiling) != LEAKY_OK) {
-      throw std::invalid_argument(leaky_last_error());
-    }
-    for (uint32_t core = 0; core < tiling.cores_used; ++core) {
-      uint64_t start, length;
-      leaky_tiling_core_range(&tiling, core, &start, &length);
-      l.core_start.push_back(start);
-      l.core_length.push_back(length);
-    }
-    if (options.tile_elems == 0) {
-      l.planner = tiling;
-      l.tile_length = tiling.tile_length;
-    }
-  } else if (l.split == "even" || l.split == "balanced") {
-    const uint32_t cores = request.max_cores;
-    const uint64_t step = n / cores, remainder = n % cores;
-    uint64_t start = 0;
-    for (uint32_t core = 0; core < cores; ++core) {
-      uint64_t length = step;
-      if (l.split == "even" && core + 1 == cores) length += remainder;
-      if (l.split == "balanced" && core < remainder) length += 1;
-      l.core_start.push_back(start);
-      l.core_length.push_back(length);
-      start += length;
-    }
-  } else {
-    throw std::invalid_argument("unknown split '" + l.split + "' (granule, even or balanced)");
+  l.total = t.total_length;
+  l.element_bytes = t.element_bytes;
+  l.streams = t.streams;
+  l.buffers = t.buffer_count;
+  l.tile_length = t.tile_length;
+  for (uint32_t core = 0; core < t.cores_used; ++core) {
+    uint64_t start, length;
+    leaky_tiling_core_range(&t, core, &start, &length);
+    l.core_start.push_back(start);
+    l.core_length.push_back(length);
   }
-  if (!l.planner) {
-    if (options.tile_elems != 0) {
-      l.tile_length = options.tile_elems;
-    } else {
-      // As many elements as B buffers of every stream fit, whole granules.
-      const uint64_t per_element =
-          Multiply(Multiply(l.buffers, l.streams, "buffers x streams"), l.element_bytes,
-                   "buffers x streams x element size");
-      const uint64_t granule = std::max<uint64_t>(1, l.align_bytes / l.element_bytes);
-      l.tile_length = l.buffer_bytes / per_element / granule * granule;
-      if (l.tile_length == 0) {
-        throw std::invalid_argument("the " + std::to_string(l.buffer_bytes) +
-                                    "-byte buffer holds no granule of " + std::to_string(l.buffers) +
-                                    " buffers x " + std::to_string(l.streams) + " streams");
-      }
-    }
-  }
-  Multiply(Multiply(l.tile_length, l.element_bytes, "--tile-elems x the element size"),
-           uint64_t{l.buffers} * l.streams, "the tile buffers");
   return l;
 }
 

@@ -1,15 +1,14 @@
-// How a device kernel splits n elements over cores and tiles, as the
-// operator developer's own kernel does it: the library's granule split
-// (leaky_plan_tiling), the article's even split (step = n / cores, the last
-// core also takes n % cores), or a balanced one (the remainder one element
-// each to the first cores); tiles of a fixed length (BLOCK_ELEMS) or sized
-// from the per-core buffer. Pure geometry, shared by `leaky plan`,
-// `leaky check --plan` and the diagnosis.
-#ifndef LEAKY_TOOLS_LAYOUT_H_
-#define LEAKY_TOOLS_LAYOUT_H_
+// A view of the planner's tiling (leaky_plan_tiling, include/leaky/tiling.h)
+// for the tools: per-core ranges, tiles and the lookup from an element to
+// its core and tile, for whichever split the kernel uses (the library's
+// granule split, the article's even split, balanced) and a fixed tile
+// (BLOCK_ELEMS) or one sized from the per-core buffer. Nothing here splits
+// on its own: every range is the planner's. Shared by `leaky plan`,
+// `leaky check --plan`, `leaky device` and the diagnosis.
+#ifndef LEAKY_TOOLKIT_LAYOUT_H_
+#define LEAKY_TOOLKIT_LAYOUT_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,16 +19,16 @@ namespace leaky::tools {
 
 struct Layout {
   std::string split = "granule";  // granule | even | balanced
-  uint64_t total = 0;
-  uint32_t element_bytes = 0, streams = 0, buffers = 0;
+  leaky_tiling tiling{};          // the plan; the fields below are read from it
+  // The request's target facts, which the plan does not carry.
   uint32_t align_bytes = 0, address_offset = 0;
   uint32_t cores_available = 0;
   uint64_t buffer_bytes = 0;
+  // The plan's, under the names the tools use.
+  uint64_t total = 0;
+  uint32_t element_bytes = 0, streams = 0, buffers = 0;
   uint64_t tile_length = 0;  // elements per full tile
-  std::vector<uint64_t> core_start, core_length;
-  // The planner's own tiles (granule split without --tile-elems): tiles
-  // follow its alignment grid, so core 0's first tile may be short.
-  std::optional<leaky_tiling> planner;
+  std::vector<uint64_t> core_start, core_length;  // leaky_tiling_core_range of each core
 
   uint32_t cores() const { return static_cast<uint32_t>(core_start.size()); }
   uint64_t TileCount(uint32_t core) const;
@@ -44,10 +43,12 @@ struct Layout {
   Location Locate(uint64_t index) const;
 };
 
-// The layout for n elements of `dtype` under the plan options. Throws
-// std::invalid_argument with a one-line message for an impossible request
-// (no elements' worth of buffer, sizes that overflow).
+// The planner's layout for n elements of `dtype` under the plan options.
+// Throws std::invalid_argument with a one-line message for an impossible
+// request (an unknown split, sizes that overflow, what the planner refuses).
 Layout MakeLayout(const PlanOptions& options, leaky_dtype dtype, uint64_t n);
+// The layout of any request (e.g. an OpenCL device's, leaky_cl_plan_request).
+Layout LayoutOf(const leaky_plan_request& request);
 
 // The plan checks every split gets.
 struct LayoutChecks {
@@ -64,4 +65,4 @@ LayoutChecks CheckLayout(const Layout& layout);
 
 }  // namespace leaky::tools
 
-#endif  // LEAKY_TOOLS_LAYOUT_H_
+#endif  // LEAKY_TOOLKIT_LAYOUT_H_

@@ -45,13 +45,26 @@ leaky_cl_device* DeviceFor(const Opened& key) {
   return device;
 }
 
-leaky_cl_plan PlanOf(uint32_t cores, const std::string& split, uint32_t tile_elems,
-                     uint32_t buffers) {
-  if (split != "even" && split != "balanced") {
-    throw py::value_error("split must be 'even' or 'balanced'");
+// The device's own plan request with the caller's cores, split, tile
+// (0: sized from local memory) and buffers.
+leaky_plan_request RequestFor(leaky_cl_device* device, leaky_dtype dtype, size_t n,
+                              uint32_t streams, uint32_t cores, const std::string& split,
+                              uint32_t tile_elems, uint32_t buffers) {
+  leaky_plan_request request;
+  leaky::numpy::Check(leaky_cl_plan_request(device, dtype, n, streams, &request));
+  if (split == "granule") {
+    request.split = LEAKY_SPLIT_GRANULE;
+  } else if (split == "even") {
+    request.split = LEAKY_SPLIT_EVEN;
+  } else if (split == "balanced") {
+    request.split = LEAKY_SPLIT_BALANCED;
+  } else {
+    throw py::value_error("split must be 'granule', 'even' or 'balanced'");
   }
-  return {cores, split == "even" ? 0u + LEAKY_DEVICE_SPLIT_EVEN : 0u + LEAKY_DEVICE_SPLIT_BALANCED,
-          tile_elems, buffers};
+  request.max_cores = cores;
+  request.tile_length = tile_elems;
+  request.buffer_count = buffers;
+  return request;
 }
 
 // Zeros shaped and typed as `like`: what a faulty kernel never writes stays 0.
@@ -65,13 +78,14 @@ py::array DeviceLeakyRelu(const py::array& x_in, double slope, uint32_t cores,
                           const std::string& split, uint32_t tile_elems, uint32_t buffers,
                           int device, int fault, const std::string& source,
                           const std::string& build_options) {
-  const leaky_cl_plan plan = PlanOf(cores, split, tile_elems, buffers);
   const leaky_dtype dtype = leaky::numpy::DtypeOf(x_in, "x");
   const py::array x = py::array::ensure(x_in, py::array::c_style);
   py::array y = ZerosLike(x);
   leaky_cl_device* d = DeviceFor({device, fault, source, build_options});
-  leaky::numpy::Check(leaky_cl_leaky_relu_forward(d, dtype, static_cast<size_t>(x.size()), x.data(),
-                                                  y.mutable_data(), slope, &plan, nullptr));
+  const size_t n = static_cast<size_t>(x.size());
+  const leaky_plan_request request = RequestFor(d, dtype, n, 2, cores, split, tile_elems, buffers);
+  leaky::numpy::Check(
+      leaky_cl_leaky_relu_forward(d, dtype, n, x.data(), y.mutable_data(), slope, &request, nullptr));
   return y;
 }
 
@@ -79,7 +93,6 @@ py::array DeviceLeakyReluBackward(const py::array& dy_in, const py::array& x_in,
                                   uint32_t cores, const std::string& split, uint32_t tile_elems,
                                   uint32_t buffers, int device, int fault,
                                   const std::string& source, const std::string& build_options) {
-  const leaky_cl_plan plan = PlanOf(cores, split, tile_elems, buffers);
   const leaky_dtype dtype = leaky::numpy::DtypeOf(dy_in, "dy");
   if (leaky::numpy::DtypeOf(x_in, "x") != dtype) throw py::type_error("dy and x differ in dtype");
   const py::array dy = py::array::ensure(dy_in, py::array::c_style);
@@ -87,9 +100,10 @@ py::array DeviceLeakyReluBackward(const py::array& dy_in, const py::array& x_in,
   if (dy.size() != x.size()) throw py::value_error("dy and x differ in size");
   py::array dx = ZerosLike(dy);
   leaky_cl_device* d = DeviceFor({device, fault, source, build_options});
-  leaky::numpy::Check(leaky_cl_leaky_relu_backward(d, dtype, static_cast<size_t>(dy.size()),
-                                                   dy.data(), x.data(), dx.mutable_data(), slope,
-                                                   &plan, nullptr));
+  const size_t n = static_cast<size_t>(dy.size());
+  const leaky_plan_request request = RequestFor(d, dtype, n, 3, cores, split, tile_elems, buffers);
+  leaky::numpy::Check(leaky_cl_leaky_relu_backward(d, dtype, n, dy.data(), x.data(),
+                                                   dx.mutable_data(), slope, &request, nullptr));
   return dx;
 }
 

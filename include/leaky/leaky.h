@@ -31,7 +31,7 @@
  * major version is 0, a new minor version may change the ABI (the shared
  * library's soname carries major.minor). CMakeLists.txt reads these lines. */
 #define LEAKY_VERSION_MAJOR 0
-#define LEAKY_VERSION_MINOR 2
+#define LEAKY_VERSION_MINOR 3
 #define LEAKY_VERSION_PATCH 0
 
 #if defined(_WIN32)

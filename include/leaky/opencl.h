@@ -1,7 +1,8 @@
 /* leaky on an OpenCL device: the article's kernel (a work-group per core,
  * local memory as the unified buffer, double-buffered async copies), planned
- * on the host into a leaky_device_tiling (leaky/device_tiling.h) that the
- * kernel reads from device memory. Bit-identical to the CPU library for every
+ * on the host by the library's planner (leaky_plan_tiling, leaky/tiling.h)
+ * into the leaky_tiling that the kernel reads from device memory, beside the
+ * op's parameters (leaky/device_tiling.h). Bit-identical to the CPU library for every
  * dtype: f16 and bf16 are storage only and computed in f32; f64 needs
  * cl_khr_fp64. Built when CMake finds OpenCL (LEAKY_HAS_OPENCL in the build).
  *
@@ -31,7 +32,7 @@ typedef struct leaky_cl_device leaky_cl_device;
 typedef enum leaky_cl_fault {
   LEAKY_CL_FAULT_NONE = 0,
   LEAKY_CL_FAULT_COMPUTE_BEFORE_WAIT = 1, /* compute on the buffer before its copy-in */
-  LEAKY_CL_FAULT_REMAINDER_DROPPED = 2,   /* the last core forgets total % cores */
+  LEAKY_CL_FAULT_REMAINDER_DROPPED = 2,   /* the split forgets total % cores */
   LEAKY_CL_FAULT_SLOPE_LAYOUT = 3,        /* the kernel reads the slope at another offset */
   LEAKY_CL_FAULT_HALF_FLUSH = 4,          /* the product rounded to f16, flushed to zero */
   LEAKY_CL_FAULT_SINGLE_BUFFER = 5,       /* one buffer, the next copy-in still prefetched */
@@ -47,7 +48,7 @@ typedef struct leaky_cl_options {
    * of the article's kernel runs on the same host, plan and tiling data and
    * can be checked by the same tools (null: the library's kernel). OpenCL C
    * text defining leaky_relu_tiles with the library kernel's arguments
-   * (tiling, src0, src1, dst, in_buf, out_buf; see leaky_relu.cl), built
+   * (tiling, params, src0, src1, dst, in_buf, out_buf; see leaky_relu.cl), built
    * with the same -D LEAKY_DTYPE, LEAKY_BACKWARD and LEAKY_FAULT. Its
    * `#include "leaky/device_tiling.h"` is replaced by the header's text, as
    * in the library's own kernel, so no include path is needed. Copied at
@@ -69,34 +70,40 @@ LEAKY_API void leaky_cl_close(leaky_cl_device* device);
 LEAKY_API const char* leaky_cl_device_name(const leaky_cl_device* device);
 LEAKY_API int leaky_cl_has_f64(const leaky_cl_device* device);
 
-/* The launch: cores work-groups (>= 1), the split (LEAKY_DEVICE_SPLIT_*),
- * tile_length elements per tile (>= 1; the local buffers must fit the
- * device's local memory), buffers 1 or 2. */
-typedef struct leaky_cl_plan {
-  uint32_t cores;
-  uint32_t split;
-  uint32_t tile_length;
-  uint32_t buffers;
-} leaky_cl_plan;
+/* The plan request this backend makes on `device` for n elements of
+ * `dtype` touching `streams` arrays (2 forward, 3 backward): the device's
+ * compute units as cores, its base-address alignment as the granule, tiles
+ * of whole granules sized from its local memory with 2 buffers, the granule
+ * split. As the CPU's leaky_cpu_plan_request sizes tiles from the cache. A
+ * caller may change max_cores, split, tile_length and buffer_count (1 or 2)
+ * before handing it to a call below. */
+LEAKY_API leaky_status leaky_cl_plan_request(const leaky_cl_device* device, leaky_dtype dtype,
+                                             uint64_t n, uint32_t streams,
+                                             leaky_plan_request* request);
 
-/* Device time of the kernel, from profiling events (null: not wanted). */
+/* What a call ran: the kernel's device time (profiling events) and the plan
+ * it was handed. */
 typedef struct leaky_cl_profile {
   double kernel_ns;
+  leaky_tiling tiling;
 } leaky_cl_profile;
 
 /* y = x > 0 ? x : x * slope over host arrays of n elements (copied to the
  * device and back; y's prior contents are copied in first, so what a faulty
- * kernel never writes keeps them). */
+ * kernel never writes keeps them). `request` (null: leaky_cl_plan_request's)
+ * is planned by leaky_plan_tiling; it must describe this call (n, the
+ * dtype's size, 2 streams forward or 3 backward), and its tiles must fit
+ * the device's local memory. `profile` may be null. */
 LEAKY_API leaky_status leaky_cl_leaky_relu_forward(leaky_cl_device* device, leaky_dtype dtype,
                                                    size_t n, const void* x, void* y,
                                                    double negative_slope,
-                                                   const leaky_cl_plan* plan,
+                                                   const leaky_plan_request* request,
                                                    leaky_cl_profile* profile);
 /* dx = x > 0 ? dy : dy * slope. */
 LEAKY_API leaky_status leaky_cl_leaky_relu_backward(leaky_cl_device* device, leaky_dtype dtype,
                                                     size_t n, const void* dy, const void* x,
                                                     void* dx, double negative_slope,
-                                                    const leaky_cl_plan* plan,
+                                                    const leaky_plan_request* request,
                                                     leaky_cl_profile* profile);
 
 #ifdef __cplusplus

@@ -202,7 +202,9 @@ def opencl_leaky_relu(cores=8, split="even", tile_elems=4096, buffers=2, device=
     """The OpenCL device kernel (leaky/opencl.h) as a callable for check_op,
     optionally with one of the article's faults planted (`leaky device run
     --fault`'s names). device=None picks a GPU if any, else the first
-    device.
+    device. The library's planner plans the launch from the device's own
+    request (leaky_cl_plan_request) with these cores, split (granule, even
+    or balanced), tile and buffers.
 
     source: the OpenCL C text of a kernel of your own to run in the
     library's place (leaky_cl_options.source: leaky_relu_tiles with the
@@ -214,7 +216,7 @@ def opencl_leaky_relu(cores=8, split="even", tile_elems=4096, buffers=2, device=
     OpenCL or no device is found; a kernel that does not build raises
     RuntimeError with the build log when the callable is first called."""
     _one_of("fault", fault, _FAULTS)
-    _one_of("split", split, ("even", "balanced"))
+    _one_of("split", split, _SPLITS)
     _one_of("op", op, ("forward", "backward"))
     # As `leaky device run` takes them.
     cores = _whole("cores", cores)

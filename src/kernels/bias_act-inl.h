@@ -78,7 +78,8 @@ struct bias_act_forward_op {
   static constexpr bool kPositional = false;
   using D = typename Codec::D;
   BiasActMath<D> m;
-  bias_act_forward_op(const kernels::Params& p, double bias_value, void*) : m(p, bias_value) {}
+  bias_act_forward_op(const kernels::Params& p, double bias_value, const kernels::SideArrays&)
+      : m(p, bias_value) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const { return m.Forward(d, x, m.bias()); }
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x, hn::Vec<D> b) const {
     return m.Forward(d, x, b);
@@ -91,7 +92,8 @@ struct bias_act_backward_op {
   static constexpr bool kPositional = false;
   using D = typename Codec::D;
   BiasActMath<D> m;
-  bias_act_backward_op(const kernels::Params& p, double bias_value, void*) : m(p, bias_value) {}
+  bias_act_backward_op(const kernels::Params& p, double bias_value, const kernels::SideArrays&)
+      : m(p, bias_value) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x) const {
     return m.Backward(d, dy, x, m.bias());
   }
@@ -109,7 +111,7 @@ Splat<D> DropoutScale(const kernels::Params& p) {
 }
 
 // bias_act then dropout: y = u * (kept ? 1 / (1 - p) : 0); the keep bits
-// go to the mask (aux).
+// go to the mask (the side output).
 template <class Codec>
 struct bias_act_dropout_forward_op {
   static constexpr bool kBackward = false;  // sources: x (, bias)
@@ -123,13 +125,14 @@ struct bias_act_dropout_forward_op {
   uint32_t threshold;
   uint64_t seed, offset;
   uint8_t* mask;
-  bias_act_dropout_forward_op(const kernels::Params& p, double bias_value, void* aux)
+  bias_act_dropout_forward_op(const kernels::Params& p, double bias_value,
+                              const kernels::SideArrays& side)
       : m(p, bias_value),
         scale(DropoutScale<D>(p)),
         threshold(p.op.bias_act.dropout_threshold),
         seed(p.op.bias_act.seed),
         offset(p.op.bias_act.offset),
-        mask(static_cast<uint8_t*>(aux)) {}
+        mask(static_cast<uint8_t*>(side.output)) {}
   HWY_INLINE hn::Vec<D> Apply(D d, const uint32_t* words, size_t count, uint64_t* kept_bits,
                               hn::Vec<D> x, hn::Vec<D> b) const {
     const auto kept = WordsAtLeast(d, words, threshold);
@@ -159,8 +162,9 @@ struct bias_act_dropout_backward_op {
   Splat<D> scale;
   uint64_t seed = 0, offset = 0;
   const uint8_t* mask;
-  bias_act_dropout_backward_op(const kernels::Params& p, double bias_value, void* aux)
-      : m(p, bias_value), scale(DropoutScale<D>(p)), mask(static_cast<const uint8_t*>(aux)) {}
+  bias_act_dropout_backward_op(const kernels::Params& p, double bias_value,
+                               const kernels::SideArrays& side)
+      : m(p, bias_value), scale(DropoutScale<D>(p)), mask(static_cast<const uint8_t*>(side.mask)) {}
   HWY_INLINE hn::Vec<D> Apply(D d, uint64_t e, size_t count, hn::Vec<D> dy, hn::Vec<D> x,
                               hn::Vec<D> b) const {
     const auto kept = MaskFromBits(d, LoadBits(mask, e, count));

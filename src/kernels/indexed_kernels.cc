@@ -40,7 +40,8 @@ inline constexpr bool kFlatOp = requires { Op::kFlat; };
 // it leaves every x, -0 included, as it is.
 template <class Codec, class Op, class Type>
 void ChannelElementwise(size_t n, size_t start, const typename Codec::Storage* dy,
-                        const typename Codec::Storage* x, const Type* values, void* aux,
+                        const typename Codec::Storage* x, const Type* values,
+                        const kernels::SideArrays& side,
                         typename Codec::Storage* dst, const kernels::Params& p) {
   using Storage = typename Codec::Storage;
   const Storage* value_storage = reinterpret_cast<const Storage*>(values);
@@ -60,7 +61,7 @@ void ChannelElementwise(size_t n, size_t start, const typename Codec::Storage* d
         if constexpr (sizeof(Type) == 2) value = static_cast<float>(values[c]);
         else value = static_cast<double>(values[c]);
       }
-      Op op(p, value, aux);
+      Op op(p, value, side);
       if constexpr (Op::kBackward) {
         RunSegment<Codec>(segment, index, dst + i, p, op, dy + i, x + i);
       } else {
@@ -69,7 +70,7 @@ void ChannelElementwise(size_t n, size_t start, const typename Codec::Storage* d
     } else if constexpr (!kFlatOp<Op>) {
       const size_t c = index % p.common.channels;
       segment = HWY_MIN(n - i, p.common.channels - c);
-      Op op(p, 0.0, aux);
+      Op op(p, 0.0, side);
       if constexpr (Op::kBackward) {
         RunSegment<Codec>(segment, index, dst + i, p, op, dy + i, x + i, value_storage + c);
       } else {
@@ -85,11 +86,11 @@ void ChannelElementwise(size_t n, size_t start, const typename Codec::Storage* d
 #define LEAKY_BINARY_KERNEL(op, dtype, Codec, Type)
 #define LEAKY_INDEXED_KERNEL(op, dtype, Codec, Type)                                         \
   void op##_##Codec(size_t n, size_t start, const void* dy, const void* x, const void* values, \
-                    void* dst, void* aux, const kernels::Params& params) {                   \
+                    void* dst, const kernels::SideArrays& side, const kernels::Params& params) { \
     using Storage = typename Codec::Storage;                                                 \
     ChannelElementwise<Codec, op##_op<Codec>, Type>(                                         \
         n, start, static_cast<const Storage*>(dy), static_cast<const Storage*>(x),           \
-        static_cast<const Type*>(values), aux, static_cast<Storage*>(dst), params);          \
+        static_cast<const Type*>(values), side, static_cast<Storage*>(dst), params);         \
   }
 #include "kernels/kernel_list.inc"
 #undef LEAKY_INDEXED_KERNEL

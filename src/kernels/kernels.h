@@ -55,15 +55,22 @@ struct Params {
 using UnaryKernel = void (*)(size_t n, const void* src, void* dst, const Params& params);
 using BinaryKernel = void (*)(size_t n, const void* src0, const void* src1, void* dst,
                               const Params& params);
+// The side arrays of an indexed kernel, indexed from element 0 (not from
+// the tile's start): what it reads or writes beside dst.
+struct SideArrays {
+  const void* mask = nullptr;  // dropout backward: the mask, read back
+  void* output = nullptr;      // the side output: rrelu forward's noise (optional),
+                               // dropout forward's mask
+};
 // Kernels that need each element's absolute index: its channel in the
 // [outer, channels, inner] view, or its place in the random stream and the
 // dropout mask. They run on elements [start, start + n). Per op:
-//   op                    dy        x   side_input  side_array (indexed from element 0)
-//   bias_act(_dropout)    backward  x   bias (opt)  dropout: mask (written forward, read backward)
+//   op                    dy        x   side_input  side arrays
+//   bias_act(_dropout)    backward  x   bias (opt)  dropout: mask (output forward, read backward)
 //   prelu                 backward  x   weight      -
-//   rrelu                 backward  x   -           forward: noise output (optional)
+//   rrelu                 backward  x   -           forward: noise (output, optional)
 using IndexedKernel = void (*)(size_t n, size_t start, const void* dy, const void* x,
-                               const void* side_input, void* dst, void* side_array,
+                               const void* side_input, void* dst, const SideArrays& side,
                                const Params& params);
 
 inline constexpr int kDtypeCount = 4;  // indexed by leaky_dtype

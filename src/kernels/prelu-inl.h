@@ -23,7 +23,8 @@ struct prelu_forward_op {
   static constexpr bool kPositional = false;
   using D = typename Codec::D;
   Splat<D> weight;
-  prelu_forward_op(const kernels::Params&, double weight_value, void*) : weight(weight_value) {}
+  prelu_forward_op(const kernels::Params&, double weight_value, const kernels::SideArrays&)
+      : weight(weight_value) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x) const { return (*this)(d, x, weight()); }
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> x, hn::Vec<D> w) const {
     return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), x, hn::Mul(w, x));
@@ -37,7 +38,8 @@ struct prelu_backward_op {
   static constexpr bool kPositional = false;
   using D = typename Codec::D;
   Splat<D> weight;
-  prelu_backward_op(const kernels::Params&, double weight_value, void*) : weight(weight_value) {}
+  prelu_backward_op(const kernels::Params&, double weight_value, const kernels::SideArrays&)
+      : weight(weight_value) {}
   HWY_INLINE hn::Vec<D> operator()(D d, hn::Vec<D> dy, hn::Vec<D> x) const {
     return (*this)(d, dy, x, weight());
   }

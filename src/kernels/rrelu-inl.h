@@ -40,7 +40,7 @@ struct RreluSlopes {
   }
 };
 
-// Training forward: y = x <= 0 ? x * r : x; noise (aux, may be null) gets
+// Training forward: y = x <= 0 ? x * r : x; noise (the side output, may be null) gets
 // x <= 0 ? r : 1.
 template <class Codec>
 struct rrelu_forward_op : RreluSlopes<typename Codec::D> {
@@ -48,8 +48,8 @@ struct rrelu_forward_op : RreluSlopes<typename Codec::D> {
   using D = typename Codec::D;
   using Storage = typename Codec::Storage;
   Storage* noise;
-  rrelu_forward_op(const kernels::Params& p, double, void* aux)
-      : RreluSlopes<D>(p), noise(static_cast<Storage*>(aux)) {}
+  rrelu_forward_op(const kernels::Params& p, double, const kernels::SideArrays& side)
+      : RreluSlopes<D>(p), noise(static_cast<Storage*>(side.output)) {}
   HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t e, size_t count,
                                    uint64_t*, hn::Vec<D> x) const {
     const hn::Vec<D> r = this->At(d, words);
@@ -68,7 +68,8 @@ template <class Codec>
 struct rrelu_backward_op : RreluSlopes<typename Codec::D> {
   static constexpr bool kBackward = true;  // sources: dy, x
   using D = typename Codec::D;
-  rrelu_backward_op(const kernels::Params& p, double, void*) : RreluSlopes<D>(p) {}
+  rrelu_backward_op(const kernels::Params& p, double, const kernels::SideArrays&)
+      : RreluSlopes<D>(p) {}
   HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t, uint64_t*,
                                    hn::Vec<D> dy, hn::Vec<D> x) const {
     return hn::IfThenElse(hn::Le(x, hn::Zero(d)), hn::Mul(dy, this->At(d, words)), dy);

@@ -15,13 +15,11 @@
 
 using leaky::internal::ChannelCall;
 using leaky::internal::CheckFinite;
-using leaky::internal::CheckOperands;
 using leaky::internal::CheckStreamRange;
 using leaky::internal::DescribeChannelCall;
+using leaky::internal::Elementwise;
 using leaky::internal::Fail;
-using leaky::internal::Operand;
-using leaky::internal::Role;
-using leaky::internal::RunIndexedOp;
+using leaky::internal::OpDesc;
 
 namespace {
 
@@ -78,16 +76,15 @@ leaky_status BiasActForward(const char* function, leaky_dtype dtype, size_t oute
     op.offset = dropout->offset;
   }
   if (n == 0) return LEAKY_OK;
-  LEAKY_RETURN_IF_ERROR(CheckOperands(
-      function, {{"x", x, n, bytes, Role::kInput},
-                 {"bias", bias, channels, bytes, Role::kSideInput, true},
-                 {"y", y, n, bytes, Role::kOutput},
-                 {"mask", mask, dropout != nullptr ? MaskBytes(n) : 0, 1, Role::kSideOutput}}));
   const auto& table = leaky::kernels::Dispatched();
-  RunIndexedOp(c.call, 2,
-               (dropout != nullptr ? table.bias_act_dropout_forward : table.bias_act_forward)[dtype],
-               c.params, nullptr, x, bias, y, mask);
-  return LEAKY_OK;
+  OpDesc desc{c.call,
+              (dropout != nullptr ? table.bias_act_dropout_forward : table.bias_act_forward)[dtype],
+              c.params};
+  desc.x = Elementwise(c.call, "x", x);
+  desc.side_input = {"bias", bias, channels, bytes, /*optional=*/true};
+  desc.dst = Elementwise(c.call, "y", y);
+  if (dropout != nullptr) desc.side_output = {"mask", mask, MaskBytes(n), 1};
+  return leaky::internal::CheckAndRunOp(desc);
 }
 
 leaky_status BiasActBackward(const char* function, leaky_dtype dtype, size_t outer,
@@ -102,24 +99,24 @@ leaky_status BiasActBackward(const char* function, leaky_dtype dtype, size_t out
     LEAKY_RETURN_IF_ERROR(CheckDropoutP(function, *dropout_p, &c.params.op.bias_act));
   }
   const size_t n = c.call.n, bytes = c.call.element_bytes;
-  const Operand db_operand{"db", db, channels, bytes, Role::kReduction, true};
+  const auto& table = leaky::kernels::Dispatched();
+  OpDesc desc{c.call,
+              (dropout_p != nullptr ? table.bias_act_dropout_backward : table.bias_act_backward)[dtype],
+              c.params};
+  desc.reduction = {"db", db, channels, bytes, /*optional=*/true};
+  if (n > 0) {
+    desc.dy = Elementwise(c.call, "dy", dy);
+    desc.x = Elementwise(c.call, "x", x);
+    desc.side_input = {"bias", bias, channels, bytes, /*optional=*/true};
+    if (dropout_p != nullptr) desc.mask = {"mask", mask, MaskBytes(n), 1};
+    desc.dst = Elementwise(c.call, "dx", dx);
+  }
+  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(desc));
   if (n == 0) {
-    LEAKY_RETURN_IF_ERROR(CheckOperands(function, {db_operand}));
     if (db != nullptr && channels > 0) std::memset(db, 0, channels * bytes);
     return LEAKY_OK;
   }
-  LEAKY_RETURN_IF_ERROR(CheckOperands(
-      function, {{"dy", dy, n, bytes, Role::kInput},
-                 {"x", x, n, bytes, Role::kInput},
-                 {"bias", bias, channels, bytes, Role::kSideInput, true},
-                 {"mask", mask, dropout_p != nullptr ? MaskBytes(n) : 0, 1, Role::kSideInput},
-                 {"dx", dx, n, bytes, Role::kOutput},
-                 db_operand}));
-  const auto& table = leaky::kernels::Dispatched();
-  RunIndexedOp(
-      c.call, 3,
-      (dropout_p != nullptr ? table.bias_act_dropout_backward : table.bias_act_backward)[dtype],
-      c.params, dy, x, bias, dx, const_cast<uint8_t*>(mask));
+  leaky::internal::RunOp(desc);
   if (db != nullptr) {
     leaky::internal::WithType(dtype, [&](auto* type) {
       using T = std::remove_pointer_t<decltype(type)>;

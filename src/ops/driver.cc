@@ -9,62 +9,62 @@ namespace {
 // One call's work, shared by every core's task.
 struct Job {
   const leaky_tiling* tiling;
-  void (*run_tile)(const Job& job, uint64_t start, uint64_t length);
-  const void* kernel;
-  const char* src0;
-  const char* src1;
-  const void* side_input;  // indexed kernels only
-  char* dst;
-  void* side_array;        // indexed kernels only: indexed from element 0
-  kernels::Params params;
+  const OpDesc* op;
+  kernels::Params params;  // the op's, with the plan's stream_stores
 };
+
+// The kernel on elements [start, start + length): the elementwise slots
+// advance with the tile, the side arrays do not.
+void RunTile(const Job& job, uint64_t start, uint64_t length) {
+  const OpDesc& op = *job.op;
+  const size_t offset = start * job.tiling->element_bytes;
+  auto at = [offset](const void* p) {
+    return p != nullptr ? static_cast<const char*>(p) + offset : nullptr;
+  };
+  char* dst = static_cast<char*>(op.dst.pointer) + offset;
+  if (const auto* unary = std::get_if<kernels::UnaryKernel>(&op.kernel)) {
+    (*unary)(length, at(op.x.pointer), dst, job.params);
+  } else if (const auto* binary = std::get_if<kernels::BinaryKernel>(&op.kernel)) {
+    (*binary)(length, at(op.dy.pointer), at(op.x.pointer), dst, job.params);
+  } else {
+    const kernels::SideArrays side{op.mask.pointer, op.side_output.pointer};
+    std::get<kernels::IndexedKernel>(op.kernel)(length, start, at(op.dy.pointer),
+                                                at(op.x.pointer), op.side_input.pointer, dst,
+                                                side, job.params);
+  }
+}
+
+// In-place calls keep the automatic policy from streaming: the output lines
+// were just read, so they sit in cache and a non-temporal store only evicts
+// them (measured in docs/design.md). An explicit choice stands.
+leaky_options InPlacePolicy(const leaky_options& options, bool in_place) {
+  leaky_options resolved = options;
+  if (in_place && resolved.stream_stores == -1) resolved.stream_stores = 0;
+  return resolved;
+}
 
 void RunCore(void* context, size_t core) {
   const Job& job = *static_cast<const Job*>(context);
   const leaky_tiling* tiling = job.tiling;
   uint64_t first, count;
   leaky_tiling_core_granules(tiling, static_cast<uint32_t>(core), &first, &count);
-  // Walk the tiles incrementally: the same ranges as leaky_tiling_tile_range,
+  // Walk the tiles incrementally: the same ranges as leaky_tiling_tile_range
+  // (grid coordinates from the core's first granule, clamped to [0, n)),
   // without its divisions per tile (they show at 4 Ki-element calls).
-  const uint64_t per_tile = leaky_tiling_tile_granules(tiling);
-  const uint64_t end = first + count;
-  uint64_t start = leaky_tiling_granule_start(tiling, first);
-  for (uint64_t granule = first; granule < end;) {
-    granule = end - granule > per_tile ? granule + per_tile : end;
-    const uint64_t stop = leaky_tiling_granule_start(tiling, granule);
-    job.run_tile(job, start, stop - start);
+  const uint64_t lead = tiling->lead_length, n = tiling->total_length;
+  const auto element_at = [lead, n](uint64_t grid) {
+    grid = grid > lead ? grid - lead : 0;
+    return grid < n ? grid : n;
+  };
+  const uint64_t tile = tiling->tile_length, grid_end = (first + count) * tiling->granule_length;
+  uint64_t grid = first * tiling->granule_length;
+  uint64_t start = element_at(grid);
+  while (grid < grid_end) {
+    grid = grid_end - grid > tile ? grid + tile : grid_end;
+    const uint64_t stop = element_at(grid);
+    RunTile(job, start, stop - start);
     start = stop;
   }
-}
-
-void RunUnaryTile(const Job& job, uint64_t start, uint64_t length) {
-  const size_t offset = start * job.tiling->element_bytes;
-  reinterpret_cast<kernels::UnaryKernel>(job.kernel)(length, job.src0 + offset, job.dst + offset,
-                                                      job.params);
-}
-
-void RunBinaryTile(const Job& job, uint64_t start, uint64_t length) {
-  const size_t offset = start * job.tiling->element_bytes;
-  reinterpret_cast<kernels::BinaryKernel>(job.kernel)(
-      length, job.src0 + offset, job.src1 + offset, job.dst + offset, job.params);
-}
-
-void RunIndexedTile(const Job& job, uint64_t start, uint64_t length) {
-  const size_t offset = start * job.tiling->element_bytes;
-  reinterpret_cast<kernels::IndexedKernel>(job.kernel)(
-      length, start, job.src0 != nullptr ? job.src0 + offset : nullptr, job.src1 + offset,
-      job.side_input, job.dst + offset, job.side_array, job.params);
-}
-
-// Plans a pass over `streams` arrays whose output is `dst` (in place when
-// it is one of the sources) and runs `job` on every core's tiles.
-void PlanAndRun(const Call& call, uint32_t streams, bool in_place, void* dst, Job& job) {
-  const leaky_tiling tiling = PlanForCpu(call.n, call.element_bytes, streams,
-                                         InPlacePolicy(call.options, in_place), dst);
-  job.tiling = &tiling;
-  job.params.common.stream_stores = tiling.stream_stores != 0;
-  ParallelFor(tiling.cores_used, static_cast<int>(tiling.cores_used), &RunCore, &job,
-              call.options.executor);
 }
 
 }  // namespace
@@ -79,42 +79,63 @@ leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
   return CheckFinite(function, scalars);
 }
 
+leaky_status CheckOp(const OpDesc& op) {
+  Operand operands[7];
+  size_t count = 0;
+  auto add = [&](const auto& slot, Role role) {
+    if (slot.name != nullptr) {
+      operands[count++] = {slot.name, slot.pointer, slot.count, slot.element_bytes, role,
+                           slot.optional};
+    }
+  };
+  add(op.side_input, Role::kSideInput);
+  add(op.dy, Role::kInput);
+  add(op.x, Role::kInput);
+  add(op.mask, Role::kSideInput);
+  add(op.dst, Role::kOutput);
+  add(op.side_output, Role::kSideOutput);
+  add(op.reduction, Role::kReduction);
+  return CheckOperands(op.call.function, operands, count);
+}
+
+void RunOp(const OpDesc& op) {
+  const Call& call = op.call;
+  if (call.n == 0) return;
+  // The streams the pass moves: every elementwise array present.
+  uint32_t streams = 1;  // dst
+  for (const void* p : {op.dy.pointer, op.x.pointer}) streams += p != nullptr ? 1 : 0;
+  if (op.side_output.pointer != nullptr && op.side_output.count == call.n) ++streams;
+  const bool in_place = op.dst.pointer == op.x.pointer || op.dst.pointer == op.dy.pointer;
+  const leaky_tiling tiling = PlanForCpu(call.n, call.element_bytes, streams,
+                                         InPlacePolicy(call.options, in_place), op.dst.pointer);
+  Job job{&tiling, &op, op.params};
+  job.params.common.stream_stores = tiling.stream_stores != 0;
+  ParallelFor(tiling.cores_used, static_cast<int>(tiling.cores_used), &RunCore, &job,
+              call.options.executor);
+}
+
+leaky_status CheckAndRunOp(const OpDesc& op) {
+  LEAKY_RETURN_IF_ERROR(CheckOp(op));
+  RunOp(op);
+  return LEAKY_OK;
+}
+
 leaky_status RunUnaryOp(const Call& call, const void* x, void* y,
                         UnaryKernels kernels::KernelTable::*field, const kernels::Params& params) {
-  if (call.n == 0) return LEAKY_OK;
-  const size_t n = call.n, bytes = call.element_bytes;
-  LEAKY_RETURN_IF_ERROR(CheckOperands(call.function, {{"x", x, n, bytes, Role::kInput},
-                                                      {"y", y, n, bytes, Role::kOutput}}));
-  Job job{nullptr, &RunUnaryTile,
-          reinterpret_cast<const void*>((kernels::Dispatched().*field)[call.dtype]),
-          static_cast<const char*>(x), nullptr, nullptr, static_cast<char*>(y), nullptr, params};
-  PlanAndRun(call, 2, x == y, y, job);
-  return LEAKY_OK;
+  OpDesc op{call, (kernels::Dispatched().*field)[call.dtype], params};
+  op.x = Elementwise(call, "x", x);
+  op.dst = Elementwise(call, "y", y);
+  return CheckAndRunOp(op);
 }
 
 leaky_status RunBinaryOp(const Call& call, const void* dy, const void* saved, void* dx,
                          BinaryKernels kernels::KernelTable::*field, const kernels::Params& params,
                          const char* saved_name) {
-  if (call.n == 0) return LEAKY_OK;
-  const size_t n = call.n, bytes = call.element_bytes;
-  LEAKY_RETURN_IF_ERROR(CheckOperands(call.function, {{"dy", dy, n, bytes, Role::kInput},
-                                                      {saved_name, saved, n, bytes, Role::kInput},
-                                                      {"dx", dx, n, bytes, Role::kOutput}}));
-  Job job{nullptr, &RunBinaryTile,
-          reinterpret_cast<const void*>((kernels::Dispatched().*field)[call.dtype]),
-          static_cast<const char*>(dy), static_cast<const char*>(saved), nullptr,
-          static_cast<char*>(dx), nullptr, params};
-  PlanAndRun(call, 3, dx == dy || dx == saved, dx, job);
-  return LEAKY_OK;
-}
-
-void RunIndexedOp(const Call& call, uint32_t streams, kernels::IndexedKernel kernel,
-                  const kernels::Params& params, const void* dy, const void* x,
-                  const void* side_input, void* dst, void* side_array) {
-  Job job{nullptr, &RunIndexedTile, reinterpret_cast<const void*>(kernel),
-          static_cast<const char*>(dy), static_cast<const char*>(x), side_input,
-          static_cast<char*>(dst), side_array, params};
-  PlanAndRun(call, streams, dst == x || dst == dy, dst, job);
+  OpDesc op{call, (kernels::Dispatched().*field)[call.dtype], params};
+  op.dy = Elementwise(call, "dy", dy);
+  op.x = Elementwise(call, saved_name, saved);
+  op.dst = Elementwise(call, "dx", dx);
+  return CheckAndRunOp(op);
 }
 
 }  // namespace leaky::internal

@@ -1,18 +1,21 @@
-// The op drivers' common path: describe a call (dtype, options, the op's
-// scalars), check its operands (ops/operands.h), plan it for this CPU
-// (plan/cpu_plan.h) and run its kernel tile by tile on the threads
-// (runtime/parallel.h). Each op's entry point (leaky_relu.cc, elu.cc, ...)
-// adds only its own rules and parameters.
+// The op drivers' common path, describe then run: an op's entry point
+// (leaky_relu.cc, elu.cc, ...) describes its call once - dtype, options and
+// scalars (DescribeCall), then an OpDesc with its operands in the kernel's
+// argument slots, its typed kernel and parameters - and RunOp checks every
+// operand rule once (runtime/operands.h), plans the pass for this CPU
+// (plan/cpu_plan.h) and runs the kernel tile by tile on the threads
+// (runtime/parallel.h). Each op adds only its own rules and parameters.
 #ifndef LEAKY_OPS_DRIVER_H_
 #define LEAKY_OPS_DRIVER_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <variant>
 
 #include "kernels/kernels.h"
 #include "leaky/leaky.h"
-#include "ops/operands.h"
+#include "runtime/operands.h"
 
 namespace leaky::internal {
 
@@ -30,20 +33,54 @@ leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
                           const leaky_options* options, std::initializer_list<NamedValue> scalars,
                           Call* call);
 
-// Plans an indexed kernel's pass over `streams` arrays of call.n elements
-// (in place when dst is x or dy), then runs it tile by tile on the call's
-// threads. dy (null for forward) and x advance with the tile; side_input and
-// side_array do not (kernels.h lists them per op). The plan decides
-// params.common.stream_stores.
-void RunIndexedOp(const Call& call, uint32_t streams, kernels::IndexedKernel kernel,
-                  const kernels::Params& params, const void* dy, const void* x,
-                  const void* side_input, void* dst, void* side_array = nullptr);
+// One argument slot of a kernel: absent while `name` is null; an optional
+// one may be null (an absent bias, no noise output).
+template <class Pointer>
+struct Slot {
+  const char* name = nullptr;
+  Pointer pointer = nullptr;
+  size_t count = 0;          // elements
+  size_t element_bytes = 0;  // 1 for the bit mask's bytes
+  bool optional = false;
+};
+
+// An op call described once (as oneDNN's primitive descriptors). Slots by
+// role: dy and x are read elementwise (dy backward only; x is the unary
+// kernels' source and the binary kernels' second), side_input per channel
+// (bias, weight), mask read back (dropout backward); dst written
+// elementwise (it may be an input exactly: in place), side_output beside it
+// (noise, the dropout mask), reduction after the pass (db, dweight: checked
+// here, computed by the op). The planned streams are the elementwise slots
+// present.
+struct OpDesc {
+  using Kernel = std::variant<kernels::UnaryKernel, kernels::BinaryKernel, kernels::IndexedKernel>;
+  OpDesc(const Call& c, Kernel k, const kernels::Params& p) : call(c), kernel(k), params(p) {}
+
+  Call call;
+  Kernel kernel;
+  kernels::Params params;
+  Slot<const void*> dy, x, side_input, mask;
+  Slot<void*> dst, side_output, reduction;
+};
+
+// The slot of an elementwise array of the call's n elements.
+template <class Pointer>
+Slot<Pointer> Elementwise(const Call& call, const char* name, Pointer pointer,
+                          bool optional = false) {
+  return {name, pointer, call.n, call.element_bytes, optional};
+}
+
+// Every null, size and overlap rule of the described operands, once.
+leaky_status CheckOp(const OpDesc& op);
+// Plans and runs a checked op (nothing to do for n == 0).
+void RunOp(const OpDesc& op);
+// Both: what an entry point returns.
+leaky_status CheckAndRunOp(const OpDesc& op);
 
 using UnaryKernels = kernels::UnaryKernel[kernels::kDtypeCount];
 using BinaryKernels = kernels::BinaryKernel[kernels::kDtypeCount];
 
-// y = op(x) for a described call: checks x and y (y may be x), plans, runs
-// the dispatched kernel `field`.
+// y = op(x) for a described call, y may be x: the dispatched kernel `field`.
 leaky_status RunUnaryOp(const Call& call, const void* x, void* y,
                         UnaryKernels kernels::KernelTable::*field, const kernels::Params& params);
 

@@ -10,10 +10,9 @@
 #include "ops/channels.h"
 
 using leaky::internal::ChannelCall;
-using leaky::internal::CheckOperands;
 using leaky::internal::DescribeChannelCall;
-using leaky::internal::Role;
-using leaky::internal::RunIndexedOp;
+using leaky::internal::Elementwise;
+using leaky::internal::OpDesc;
 
 extern "C" leaky_status leaky_prelu_forward(leaky_dtype dtype, size_t outer, size_t channels,
                                             size_t inner, const void* x, const void* weight,
@@ -21,15 +20,12 @@ extern "C" leaky_status leaky_prelu_forward(leaky_dtype dtype, size_t outer, siz
   ChannelCall c;
   LEAKY_RETURN_IF_ERROR(
       DescribeChannelCall("leaky_prelu_forward", dtype, outer, channels, inner, opts, &c));
-  const size_t n = c.call.n, bytes = c.call.element_bytes;
-  if (n == 0) return LEAKY_OK;
-  LEAKY_RETURN_IF_ERROR(CheckOperands(c.call.function,
-                                      {{"weight", weight, channels, bytes, Role::kSideInput},
-                                       {"x", x, n, bytes, Role::kInput},
-                                       {"y", y, n, bytes, Role::kOutput}}));
-  RunIndexedOp(c.call, 2, leaky::kernels::Dispatched().prelu_forward[dtype], c.params, nullptr, x,
-               weight, y);
-  return LEAKY_OK;
+  if (c.call.n == 0) return LEAKY_OK;
+  OpDesc desc{c.call, leaky::kernels::Dispatched().prelu_forward[dtype], c.params};
+  desc.side_input = {"weight", weight, channels, c.call.element_bytes};
+  desc.x = Elementwise(c.call, "x", x);
+  desc.dst = Elementwise(c.call, "y", y);
+  return leaky::internal::CheckAndRunOp(desc);
 }
 
 extern "C" leaky_status leaky_prelu_backward(leaky_dtype dtype, size_t outer, size_t channels,
@@ -40,19 +36,19 @@ extern "C" leaky_status leaky_prelu_backward(leaky_dtype dtype, size_t outer, si
   LEAKY_RETURN_IF_ERROR(
       DescribeChannelCall("leaky_prelu_backward", dtype, outer, channels, inner, opts, &c));
   const size_t n = c.call.n, bytes = c.call.element_bytes;
-  const leaky::internal::Operand dweight_operand{"dweight", dweight, channels, bytes,
-                                                 Role::kReduction, true};
+  OpDesc desc{c.call, leaky::kernels::Dispatched().prelu_backward[dtype], c.params};
+  desc.reduction = {"dweight", dweight, channels, bytes, /*optional=*/true};
+  if (n > 0) {
+    desc.side_input = {"weight", weight, channels, bytes};
+    desc.dy = Elementwise(c.call, "dy", dy);
+    desc.x = Elementwise(c.call, "x", x);
+    desc.dst = Elementwise(c.call, "dx", dx);
+  }
+  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(desc));
   if (n == 0) {
-    LEAKY_RETURN_IF_ERROR(CheckOperands(c.call.function, {dweight_operand}));
     if (dweight != nullptr && channels > 0) std::memset(dweight, 0, channels * bytes);
     return LEAKY_OK;
   }
-  LEAKY_RETURN_IF_ERROR(CheckOperands(c.call.function,
-                                      {{"weight", weight, channels, bytes, Role::kSideInput},
-                                       {"dy", dy, n, bytes, Role::kInput},
-                                       {"x", x, n, bytes, Role::kInput},
-                                       {"dx", dx, n, bytes, Role::kOutput},
-                                       dweight_operand}));
   // dweight reads dy and x, which dx may overwrite in place: reduce first.
   if (dweight != nullptr) {
     leaky::internal::WithType(dtype, [&](auto* type) {
@@ -67,7 +63,6 @@ extern "C" leaky_status leaky_prelu_backward(leaky_dtype dtype, size_t outer, si
           static_cast<T*>(dweight), c.call.options);
     });
   }
-  RunIndexedOp(c.call, 3, leaky::kernels::Dispatched().prelu_backward[dtype], c.params, dy, x,
-               weight, dx);
+  leaky::internal::RunOp(desc);
   return LEAKY_OK;
 }

@@ -10,9 +10,8 @@
 #include "runtime/error.h"
 
 using leaky::internal::Call;
-using leaky::internal::CheckOperands;
-using leaky::internal::Role;
-using leaky::internal::RunIndexedOp;
+using leaky::internal::Elementwise;
+using leaky::internal::OpDesc;
 using leaky::kernels::KernelTable;
 using leaky::kernels::Params;
 
@@ -56,16 +55,11 @@ extern "C" leaky_status leaky_rrelu_forward(leaky_dtype dtype, size_t n, const v
   if (!params->training) {
     return RunUnaryOp(call, x, y, &KernelTable::leaky_relu_forward, kernel_params);
   }
-  if (n == 0) return LEAKY_OK;
-  const size_t bytes = call.element_bytes;
-  LEAKY_RETURN_IF_ERROR(CheckOperands(call.function,
-                                      {{"x", x, n, bytes, Role::kInput},
-                                       {"y", y, n, bytes, Role::kOutput},
-                                       {"noise", noise, n, bytes, Role::kSideOutput, true}}));
-  // Three streams when the noise is written.
-  RunIndexedOp(call, noise != nullptr ? 3 : 2, leaky::kernels::Dispatched().rrelu_forward[dtype],
-               kernel_params, nullptr, x, nullptr, y, noise);
-  return LEAKY_OK;
+  OpDesc desc{call, leaky::kernels::Dispatched().rrelu_forward[dtype], kernel_params};
+  desc.x = Elementwise(call, "x", x);
+  desc.dst = Elementwise(call, "y", y);
+  desc.side_output = Elementwise(call, "noise", noise, /*optional=*/true);
+  return leaky::internal::CheckAndRunOp(desc);
 }
 
 extern "C" leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const void* dy,
@@ -79,12 +73,9 @@ extern "C" leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const 
   if (!params->training) {
     return RunBinaryOp(call, dy, x, dx, &KernelTable::leaky_relu_backward, kernel_params, "x");
   }
-  if (n == 0) return LEAKY_OK;
-  const size_t bytes = call.element_bytes;
-  LEAKY_RETURN_IF_ERROR(CheckOperands(call.function, {{"dy", dy, n, bytes, Role::kInput},
-                                                      {"x", x, n, bytes, Role::kInput},
-                                                      {"dx", dx, n, bytes, Role::kOutput}}));
-  RunIndexedOp(call, 3, leaky::kernels::Dispatched().rrelu_backward[dtype], kernel_params, dy, x,
-               nullptr, dx);
-  return LEAKY_OK;
+  OpDesc desc{call, leaky::kernels::Dispatched().rrelu_backward[dtype], kernel_params};
+  desc.dy = Elementwise(call, "dy", dy);
+  desc.x = Elementwise(call, "x", x);
+  desc.dst = Elementwise(call, "dx", dx);
+  return leaky::internal::CheckAndRunOp(desc);
 }

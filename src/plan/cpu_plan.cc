@@ -3,9 +3,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "ops/operands.h"
-#include "runtime/error.h"
-#include "runtime/pool.h"
+#include "runtime/cpu_facts.h"
 
 namespace leaky::internal {
 namespace {
@@ -26,6 +24,8 @@ constexpr uint32_t kCacheLineBytes = 64;
 // docs/design.md). A constant, not sysconf's L3 size, which VMs misreport.
 constexpr uint64_t kStreamThresholdBytes = uint64_t{16} << 20;
 
+}  // namespace
+
 void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
                     const leaky_options& options, uintptr_t output_address,
                     leaky_plan_request* request) {
@@ -44,8 +44,6 @@ void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
   request->stream_threshold_bytes = kStreamThresholdBytes;
   request->stream_stores = options.stream_stores;
 }
-
-}  // namespace
 
 leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
                         const leaky_options& options, const void* output) {
@@ -78,18 +76,3 @@ void SetMinBytesPerCoreForTesting(uint64_t bytes) {
 }
 
 }  // namespace leaky::internal
-
-extern "C" leaky_status leaky_cpu_plan_request(leaky_dtype dtype, uint64_t n, uint32_t streams,
-                                               const leaky_options* options,
-                                               leaky_plan_request* request) {
-  using namespace leaky::internal;
-  static constexpr char kFunction[] = "leaky_cpu_plan_request";
-  leaky_status status = LEAKY_OK;
-  const size_t element_bytes = ElementBytes(kFunction, dtype, &status);
-  if (element_bytes == 0) return status;
-  if (request == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: request is null", kFunction);
-  leaky_options resolved{0, -1, nullptr};
-  LEAKY_RETURN_IF_ERROR(ResolveOptions(kFunction, options, &resolved));
-  FillCpuRequest(n, element_bytes, streams, resolved, 0, request);
-  return LEAKY_OK;
-}

@@ -12,6 +12,12 @@
 
 namespace leaky::internal {
 
+// The request this library makes on this CPU (leaky_cpu_plan_request):
+// `options` resolved, the output at `output_address`.
+void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
+                    const leaky_options& options, uintptr_t output_address,
+                    leaky_plan_request* request);
+
 // Plans an elementwise pass over `streams` arrays of n elements whose output
 // starts at `output`. `options` must be resolved (num_threads >= 1).
 leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,

@@ -53,6 +53,14 @@ extern "C" leaky_status leaky_plan_tiling(const leaky_plan_request* request,
     return Fail(LEAKY_ERROR_INVALID_OPTIONS,
                 "leaky_plan_tiling: stream_stores %d is not -1, 0 or 1", r.stream_stores);
   }
+  if (r.split > LEAKY_SPLIT_BALANCED) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
+                "leaky_plan_tiling: split %u is not granule (0), even (1) or balanced (2)", r.split);
+  }
+  if (r.tile_length > UINT64_MAX / 64 / r.element_bytes / r.streams / r.buffer_count) {
+    return Fail(LEAKY_ERROR_SIZE, "leaky_plan_tiling: a tile of %llu elements overflows a 64-bit "
+                "byte count", static_cast<unsigned long long>(r.tile_length));
+  }
   // Byte counts below must not wrap: n * element_bytes * streams < 2^64.
   if (r.total_length > UINT64_MAX / 64 / r.element_bytes / r.streams) {
     return Fail(LEAKY_ERROR_SIZE, "leaky_plan_tiling: %llu elements overflow a 64-bit byte count",
@@ -64,30 +72,55 @@ extern "C" leaky_status leaky_plan_tiling(const leaky_plan_request* request,
   t.element_bytes = r.element_bytes;
   t.streams = r.streams;
   t.buffer_count = r.buffer_count;
-  t.granule_length = r.align_bytes / r.element_bytes;
-  // Anchor the granule grid to the output's address: if it sits `offset` bytes
-  // past an aligned boundary, pretend the array starts `offset / element`
-  // elements earlier, so every grid point is an aligned address. A misaligned
-  // element (odd byte offset) can never be aligned: use the plain index grid.
-  t.lead_length = r.address_offset % r.element_bytes == 0 ? r.address_offset / r.element_bytes : 0;
-  t.granule_count =
-      r.total_length == 0 ? 0 : DivideRoundingUp(r.total_length + t.lead_length, t.granule_length);
-
-  // Wake a further core only for a full `min_bytes_per_core` of traffic: below
-  // that, its wake-up costs more than its share of the streaming saves.
+  t.split = r.split;
   const uint64_t traffic = r.total_length * r.element_bytes * r.streams;
-  uint64_t justified = r.min_bytes_per_core == 0 ? UINT64_MAX : traffic / r.min_bytes_per_core;
   uint64_t cores = r.max_cores;
-  if (justified < cores) cores = justified;
-  if (t.granule_count < cores) cores = t.granule_count;
-  if (cores == 0) cores = 1;
+  if (r.split == LEAKY_SPLIT_GRANULE) {
+    t.granule_length = r.align_bytes / r.element_bytes;
+    // Anchor the granule grid to the output's address: if it sits `offset`
+    // bytes past an aligned boundary, pretend the array starts `offset /
+    // element` elements earlier, so every grid point is an aligned address.
+    // A misaligned element (odd byte offset) can never be aligned: use the
+    // plain index grid.
+    t.lead_length =
+        r.address_offset % r.element_bytes == 0 ? r.address_offset / r.element_bytes : 0;
+    t.granule_count = r.total_length == 0
+                          ? 0
+                          : DivideRoundingUp(r.total_length + t.lead_length, t.granule_length);
+    // Wake a further core only for a full `min_bytes_per_core` of traffic:
+    // below that, its wake-up costs more than its share of the streaming saves.
+    const uint64_t justified =
+        r.min_bytes_per_core == 0 ? UINT64_MAX : traffic / r.min_bytes_per_core;
+    if (justified < cores) cores = justified;
+    if (t.granule_count < cores) cores = t.granule_count;
+    if (cores == 0) cores = 1;
+  } else {
+    // The article's splits: single elements over every core asked for,
+    // however few elements there are (a kernel launch wakes them all).
+    t.granule_length = 1;
+    t.lead_length = 0;
+    t.granule_count = r.total_length;
+  }
   t.cores_used = static_cast<uint32_t>(cores);
   t.granules_per_core = t.granule_count / cores;
   t.granules_remainder = t.granule_count % cores;
 
-  const uint64_t tile_granules =
-      r.buffer_bytes / (static_cast<uint64_t>(r.buffer_count) * r.streams * r.align_bytes);
-  t.tile_length = (tile_granules == 0 ? 1 : tile_granules) * t.granule_length;
+  if (r.tile_length != 0) {
+    t.tile_length = r.tile_length;
+  } else {
+    // As many whole alignment granules as `buffer_count` buffers of every
+    // stream hold.
+    const uint64_t tile_granules =
+        r.buffer_bytes / (static_cast<uint64_t>(r.buffer_count) * r.streams * r.align_bytes);
+    if (tile_granules == 0) {
+      return Fail(LEAKY_ERROR_INVALID_OPTIONS,
+                  "leaky_plan_tiling: the %llu-byte buffer holds no %u-byte granule of %u "
+                  "buffer(s) x %u streams",
+                  static_cast<unsigned long long>(r.buffer_bytes), r.align_bytes, r.buffer_count,
+                  r.streams);
+    }
+    t.tile_length = tile_granules * (r.align_bytes / r.element_bytes);
+  }
 
   if (r.stream_stores >= 0) {
     t.stream_stores = r.stream_stores;

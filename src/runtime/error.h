@@ -5,6 +5,13 @@
 
 #include "leaky/leaky.h"
 
+// Returns from the calling function when a check fails.
+#define LEAKY_RETURN_IF_ERROR(expression)                \
+  do {                                                   \
+    const leaky_status leaky_status_ = expression;       \
+    if (leaky_status_ != LEAKY_OK) return leaky_status_; \
+  } while (0)
+
 namespace leaky::internal {
 
 // Records printf-style detail for leaky_last_error() and returns `status`.

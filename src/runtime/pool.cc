@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/cpu_facts.h"
+
 namespace leaky::internal {
 namespace {
 
@@ -272,27 +274,9 @@ ThreadPool* Pool() {
   return pool;  // another thread's pool won; ours stops its workers here
 }
 
-namespace {
-uint64_t SysconfOr(int name, uint64_t fallback) {
-  const long value = sysconf(name);
-  return value > 0 ? static_cast<uint64_t>(value) : fallback;
-}
-}  // namespace
-
-const CpuFacts& Cpu() {
-  static const CpuFacts facts = [] {
-    CpuFacts f{};
-    f.cores = static_cast<uint32_t>(SysconfOr(_SC_NPROCESSORS_ONLN, 1));
-    f.core_cache_bytes = SysconfOr(_SC_LEVEL2_CACHE_SIZE, 1u << 20);
-    return f;
-  }();
-  return facts;
+size_t PoolThreads() {
+  const ThreadPool* pool = process_pool.load(std::memory_order_acquire);
+  return pool != nullptr ? pool->threads() : 0;
 }
 
 }  // namespace leaky::internal
-
-extern "C" int leaky_pool_threads(void) {
-  const leaky::internal::ThreadPool* pool =
-      leaky::internal::process_pool.load(std::memory_order_acquire);
-  return pool != nullptr ? static_cast<int>(pool->threads()) : 0;
-}

@@ -48,11 +48,8 @@ uint32_t PoolSpinMicros();
 // a malformed variable must not fail every call).
 std::optional<uint32_t> ParseSpinMicros(const char* text);
 
-struct CpuFacts {
-  uint32_t cores;            // logical CPUs online: the default thread count
-  uint64_t core_cache_bytes; // per-core budget the tiles are sized from (L2)
-};
-const CpuFacts& Cpu();
+// The process pool's threads, caller included; 0 before its first use.
+size_t PoolThreads();
 
 }  // namespace leaky::internal
 

@@ -19,7 +19,7 @@ cpus=(
 # Philox stream and the family) on NEON and on SVE at 256 and 2048 bits, the
 # quick size sweep on 256-bit SVE, and the indexed kernels (random streams,
 # mask bits: 64 f32 lanes per vector) on 2048-bit SVE.
-quick_tests='^(Targets|Codecs|Conversions|ExhaustiveHalf|RandomWide|Executor|ThreadPool|Family|BiasAct|BiasActDropout|Philox|Rrelu|Prelu|EluAccuracy)[.]'
+quick_tests='^(Targets|Codecs|Conversions|ExhaustiveHalf|RandomWide|Executor|ThreadPool|IndexedOps|BiasAct|BiasActDropout|Philox|Rrelu|Prelu|EluAccuracy)[.]'
 declare -A quick_filter=(
   [neon]="$quick_tests"
   [sve256]="$quick_tests|^KernelSizes[.]leaky_relu_(forward|backward)_Codec(F16|F32)\$"

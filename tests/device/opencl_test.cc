@@ -2,7 +2,8 @@
 // device here): host and kernel agree on the tiling data's layout; every
 // f16/bf16 pattern x the slopes x both directions, and random f32/f64 with
 // specials at sizes around tile and core boundaries, 1..8 work-groups, 1
-// and 2 buffers, both splits, are bit-identical to the CPU library; bad
+// and 2 buffers, every split of the planner (granule, even, balanced) and
+// the device's own tile, are bit-identical to the CPU library; bad
 // arguments are refused before anything runs; and each planted fault of the
 // article's troubleshooting table is named by `leaky check`'s diagnosis
 // with its core and tile. No OpenCL platform: every test reports itself
@@ -55,22 +56,45 @@ std::vector<T> Cpu(const std::vector<T>& x, const std::vector<T>* dy, double slo
   return out;
 }
 
+// How a test launches: the device's own request with these on top
+// (tile 0: sized from the device's local memory).
+struct Launch {
+  uint32_t cores, split;
+  uint64_t tile_length;
+  uint32_t buffers;
+};
+
+leaky_plan_request RequestFor(leaky_cl_device* device, leaky_dtype dtype, size_t n, bool backward,
+                              const Launch& launch) {
+  leaky_plan_request request;
+  EXPECT_EQ(leaky_cl_plan_request(device, dtype, n, backward ? 3 : 2, &request), LEAKY_OK)
+      << leaky_last_error();
+  request.max_cores = launch.cores;
+  request.split = launch.split;
+  request.tile_length = launch.tile_length;
+  request.buffer_count = launch.buffers;
+  return request;
+}
+
 template <class T>
 void ExpectSame(leaky_cl_device* device, const std::vector<T>& x, const std::vector<T>* dy,
-                double slope, const leaky_cl_plan& plan) {
+                double slope, const Launch& launch) {
   const std::vector<T> expected = Cpu<T>(x, dy, slope);
   std::vector<T> out(x.size(), T(0));
+  const leaky_plan_request request = RequestFor(device, dtype_of<T>(), x.size(), dy != nullptr, launch);
+  leaky_cl_profile profile{};
   const leaky_status status =
       dy == nullptr ? leaky_cl_leaky_relu_forward(device, dtype_of<T>(), x.size(), x.data(),
-                                                  out.data(), slope, &plan, nullptr)
+                                                  out.data(), slope, &request, &profile)
                     : leaky_cl_leaky_relu_backward(device, dtype_of<T>(), x.size(), dy->data(),
-                                                   x.data(), out.data(), slope, &plan, nullptr);
+                                                   x.data(), out.data(), slope, &request, &profile);
   ASSERT_EQ(status, LEAKY_OK) << leaky_last_error();
   const long bad = FirstMismatch(out.data(), expected.data(), x.size());
-  ASSERT_EQ(bad, -1) << "n " << x.size() << ", slope " << slope << ", cores " << plan.cores
-                     << ", tile " << plan.tile_length << ", buffers " << plan.buffers << ", split "
-                     << plan.split << (dy ? ", backward" : ", forward") << ": element " << bad
-                     << " is " << Hex(out[bad]) << ", the CPU library gives " << Hex(expected[bad]);
+  ASSERT_EQ(bad, -1) << "n " << x.size() << ", slope " << slope << ", cores "
+                     << profile.tiling.cores_used << ", tile " << profile.tiling.tile_length
+                     << ", buffers " << launch.buffers << ", split " << launch.split
+                     << (dy ? ", backward" : ", forward") << ": element " << bad << " is "
+                     << Hex(out[bad]) << ", the CPU library gives " << Hex(expected[bad]);
 }
 
 TEST(OpenCl, OpensAndAgreesOnTheTilingLayout) {
@@ -88,10 +112,10 @@ void EveryHalfPattern(leaky_cl_device* device) {
     x[i] = T::from_bits(static_cast<uint16_t>(i));
     dy[i] = T::from_bits(static_cast<uint16_t>(i * 40503u));  // every pattern again, shuffled
   }
-  const leaky_cl_plan plan{8, LEAKY_DEVICE_SPLIT_EVEN, 4096, 2};
+  const Launch launch{8, LEAKY_SPLIT_EVEN, 4096, 2};
   for (double slope : kSlopes) {
-    ExpectSame<T>(device, x, nullptr, slope, plan);
-    ExpectSame(device, x, &dy, slope, plan);
+    ExpectSame<T>(device, x, nullptr, slope, launch);
+    ExpectSame(device, x, &dy, slope, launch);
   }
 }
 
@@ -119,11 +143,15 @@ void RandomAndBoundaries(leaky_cl_device* device) {
     for (size_t i = 0; i < specials.size() && i < n; ++i) x[(i * 7919) % n] = specials[i];
     for (uint32_t cores : {1u, 3u, 8u}) {
       for (uint32_t buffers : {1u, 2u}) {
-        for (uint32_t split : {0u, 1u}) {
-          const leaky_cl_plan plan{cores, split, n > 4096 ? 4096u : 256u, buffers};
-          ExpectSame<T>(device, x, nullptr, 0.2, plan);
-          ExpectSame(device, x, &dy, -0.5, plan);
-          if (::testing::Test::HasFatalFailure()) return;
+        for (uint32_t split : {LEAKY_SPLIT_GRANULE, LEAKY_SPLIT_EVEN, LEAKY_SPLIT_BALANCED}) {
+          // A fixed tile, and (granule split) the planner's from local memory.
+          for (uint64_t tile : {n > 4096 ? uint64_t{4096} : uint64_t{256}, uint64_t{0}}) {
+            if (tile == 0 && split != LEAKY_SPLIT_GRANULE) continue;
+            const Launch launch{cores, split, tile, buffers};
+            ExpectSame<T>(device, x, nullptr, 0.2, launch);
+            ExpectSame(device, x, &dy, -0.5, launch);
+            if (::testing::Test::HasFatalFailure()) return;
+          }
         }
       }
     }
@@ -143,23 +171,34 @@ TEST(OpenCl, RandomFloat64WithSpecialsAtBoundaries) {
 TEST(OpenCl, BadArgumentsAreRefusedBeforeAnythingRuns) {
   OPEN_OR_SKIP(device);
   std::vector<float> x(100, -1.0f), y(100, 7.0f);
-  leaky_cl_plan plan{8, 0, 256, 2};
-  auto forward = [&](leaky_dtype dtype, const leaky_cl_plan* p, double slope = 0.2) {
-    return leaky_cl_leaky_relu_forward(device.get(), dtype, x.size(), x.data(), y.data(), slope, p, nullptr);
+  const leaky_plan_request good = RequestFor(device.get(), LEAKY_F32, 100, false, {8, 1, 256, 2});
+  auto forward = [&](leaky_dtype dtype, const leaky_plan_request* r, double slope = 0.2) {
+    return leaky_cl_leaky_relu_forward(device.get(), dtype, x.size(), x.data(), y.data(), slope, r, nullptr);
   };
-  EXPECT_EQ(forward(LEAKY_F32, nullptr), LEAKY_ERROR_NULL_POINTER);
-  EXPECT_EQ(forward(static_cast<leaky_dtype>(9), &plan), LEAKY_ERROR_INVALID_DTYPE);
-  EXPECT_EQ(forward(LEAKY_F32, &plan, NAN), LEAKY_ERROR_INVALID_PARAMETER);
-  for (leaky_cl_plan bad : {leaky_cl_plan{0, 0, 256, 2}, leaky_cl_plan{8, 0, 0, 2},
-                            leaky_cl_plan{8, 0, 256, 3}, leaky_cl_plan{8, 5, 256, 2},
-                            leaky_cl_plan{8, 0, 1u << 30, 2}}) {
-    EXPECT_EQ(forward(LEAKY_F32, &bad), LEAKY_ERROR_INVALID_OPTIONS) << leaky_last_error();
+  EXPECT_EQ(forward(static_cast<leaky_dtype>(9), &good), LEAKY_ERROR_INVALID_DTYPE);
+  EXPECT_EQ(forward(LEAKY_F32, &good, NAN), LEAKY_ERROR_INVALID_PARAMETER);
+  // Requests the planner refuses, that do not describe the call, or whose
+  // tiles do not fit the device's local memory.
+  std::vector<leaky_plan_request> bad(7, good);
+  bad[0].max_cores = 0;
+  bad[1].split = 5;
+  bad[2].buffer_count = 3;
+  bad[3].tile_length = uint64_t{1} << 30;
+  bad[4].total_length = 99;
+  bad[5].streams = 3;
+  bad[6].element_bytes = 2;
+  for (const leaky_plan_request& r : bad) {
+    EXPECT_EQ(forward(LEAKY_F32, &r), LEAKY_ERROR_INVALID_OPTIONS) << leaky_last_error();
     EXPECT_EQ(std::string(leaky_last_error()).find('\n'), std::string::npos);
   }
   EXPECT_EQ(leaky_cl_leaky_relu_backward(device.get(), LEAKY_F32, 100, x.data(), nullptr, y.data(),
-                                         0.2, &plan, nullptr),
+                                         0.2, nullptr, nullptr),
             LEAKY_ERROR_NULL_POINTER);
+  EXPECT_EQ(leaky_cl_plan_request(nullptr, LEAKY_F32, 100, 2, nullptr), LEAKY_ERROR_NULL_POINTER);
   for (float v : y) ASSERT_EQ(v, 7.0f) << "an output was touched";
+  // No request: the device's own plan.
+  EXPECT_EQ(forward(LEAKY_F32, nullptr), LEAKY_OK) << leaky_last_error();
+  for (float v : y) ASSERT_EQ(v, -0.2f);
   leaky_cl_options unknown{-1, 99};
   leaky_cl_device* none = nullptr;
   EXPECT_EQ(leaky_cl_open(&unknown, &none), LEAKY_ERROR_INVALID_OPTIONS);
@@ -186,18 +225,14 @@ tools::CheckResult RunFault(leaky_cl_device* device, const Planted& p, tools::La
   d.seed = 5;
   const tools::GoldenArrays a = tools::MakeGolden(d);
   std::vector<uint16_t> x(a.x.begin(), a.x.end()), out(x.size(), 0);
-  const leaky_cl_plan plan{8, LEAKY_DEVICE_SPLIT_EVEN, 256, p.buffers};
+  // One request: the kernel runs it and the diagnosis maps elements with it.
+  const leaky_plan_request request =
+      RequestFor(device, LEAKY_F16, x.size(), false, {8, LEAKY_SPLIT_EVEN, 256, p.buffers});
   EXPECT_EQ(leaky_cl_leaky_relu_forward(device, LEAKY_F16, x.size(), x.data(), out.data(), 0.2,
-                                        &plan, nullptr),
+                                        &request, nullptr),
             LEAKY_OK)
       << leaky_last_error();
-  tools::PlanOptions options;
-  options.preset = "npu";
-  options.cores = 8;
-  options.split = "even";
-  options.tile_elems = 256;
-  options.buffers = p.buffers;
-  *layout = tools::MakeLayout(options, LEAKY_F16, d.elements);
+  *layout = tools::LayoutOf(request);
   tools::CheckInput in;
   in.dtype = LEAKY_F16;
   in.negative_slope = 0.2;

@@ -1,7 +1,8 @@
 // `leaky device`: the OpenCL backend from the shell.
 //   leaky device run --golden DIR --out FILE   the device kernel on a golden's
-//       input (in the split golden.json recorded, or --cores/--split/
-//       --tile-elems/--buffers), so `leaky check FILE --golden DIR` checks it
+//       input, planned by the library's planner: golden.json's recorded plan
+//       if any, else the device's own request (compute units, local memory,
+//       granule split), with --cores/--split/--tile-elems/--buffers on top, so `leaky check FILE --golden DIR` checks it
 //       end to end; --fault NAME plants a troubleshooting-table fault;
 //       --kernel FILE.cl runs a kernel of your own in the library's place
 //       (leaky_cl_options.source), --build-options "..." adds compiler
@@ -53,7 +54,8 @@ struct DeviceSettings {
 struct Loaded {
   GoldenDescription d;
   std::vector<uint8_t> input, dy;
-  leaky_cl_plan plan{};
+  PlanOptions recorded;  // golden.json's plan, when has_recorded
+  bool has_recorded = false;
 };
 
 Loaded Load(const DeviceSettings& s) {
@@ -68,32 +70,42 @@ Loaded Load(const DeviceSettings& s) {
     l.dy = ReadFile((dir / "dy.bin").string(), bytes);
     if (l.dy.size() != bytes) throw GoldenError("dy.bin is not " + std::to_string(bytes) + " bytes");
   }
-  // The split: golden.json's recorded plan, then the flags given here.
-  PlanOptions plan;
-  plan.split = "even";
-  plan.cores = 8;
-  plan.tile_elems = 4096;
-  plan.buffers = 2;
   if (!l.d.plan.is_null()) {
     try {
-      plan = PlanOptions::FromJson(l.d.plan);
+      l.recorded = PlanOptions::FromJson(l.d.plan);
     } catch (const std::invalid_argument& e) {
       throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
     }
+    l.has_recorded = true;
   }
-  if (s.cores) plan.cores = s.cores;
-  if (!s.split.empty()) plan.split = s.split;
-  if (s.tile_elems) plan.tile_elems = s.tile_elems;
-  if (s.buffers) plan.buffers = s.buffers;
-  if (plan.split != "even" && plan.split != "balanced") {
-    throw std::invalid_argument("the device kernel splits even or balanced, not " + plan.split);
-  }
-  if (plan.cores == 0 || plan.tile_elems == 0 || plan.tile_elems > UINT32_MAX) {
-    throw std::invalid_argument("the device kernel needs --cores and --tile-elems (1 .. 2^32)");
-  }
-  l.plan = {plan.cores, plan.split == "even" ? 0u + LEAKY_DEVICE_SPLIT_EVEN : 0u + LEAKY_DEVICE_SPLIT_BALANCED,
-            static_cast<uint32_t>(plan.tile_elems), plan.buffers == 0 ? 2u : plan.buffers};
   return l;
+}
+
+bool Backward(const Loaded& l) { return l.d.op == "leaky_relu_backward"; }
+
+// The request the kernel is planned with: golden.json's recorded plan (so
+// `leaky check` maps elements to the same cores and tiles), else the
+// device's own; the flags given here on top.
+leaky_plan_request RequestFor(leaky_cl_device* device, const DeviceSettings& s, const Loaded& l) {
+  PlanOptions flags;
+  flags.cores = s.cores;
+  flags.tile_elems = s.tile_elems;
+  flags.buffers = s.buffers;
+  leaky_plan_request request;
+  if (l.has_recorded) {
+    PlanOptions plan = l.recorded;
+    plan.op = Backward(l) ? "backward" : "forward";
+    request = MakePlanRequest(plan, l.d.dtype, l.d.elements);
+    flags.split = s.split.empty() ? plan.split : s.split;
+  } else {
+    if (leaky_cl_plan_request(device, l.d.dtype, l.d.elements, Backward(l) ? 3 : 2, &request) !=
+        LEAKY_OK) {
+      throw std::runtime_error(leaky_last_error());
+    }
+    flags.split = s.split.empty() ? "granule" : s.split;
+  }
+  ApplyPlanOverrides(flags, &request);
+  return request;
 }
 
 using Device = leaky::cl::Device;
@@ -112,33 +124,35 @@ Device Open(const DeviceSettings& s, int fault) {
   return Device(device);
 }
 
-leaky_status Launch(leaky_cl_device* device, const Loaded& l, const leaky_cl_plan& plan,
+leaky_status Launch(leaky_cl_device* device, const Loaded& l, const leaky_plan_request& request,
                     std::vector<uint8_t>& out, leaky_cl_profile* profile) {
-  if (l.d.op == "leaky_relu_backward") {
+  if (Backward(l)) {
     return leaky_cl_leaky_relu_backward(device, l.d.dtype, l.d.elements, l.dy.data(), l.input.data(),
-                                        out.data(), l.d.negative_slope, &plan, profile);
+                                        out.data(), l.d.negative_slope, &request, profile);
   }
   return leaky_cl_leaky_relu_forward(device, l.d.dtype, l.d.elements, l.input.data(), out.data(),
-                                     l.d.negative_slope, &plan, profile);
+                                     l.d.negative_slope, &request, profile);
 }
 
 int RunDevice(const DeviceSettings& s) {
   const Loaded l = Load(s);
   Device device = Open(s, kFaults.at(s.fault));
+  const leaky_plan_request request = RequestFor(device.get(), s, l);
   std::vector<uint8_t> out(l.input.size(), 0);  // what a kernel never writes stays 0
   leaky_cl_profile profile{};
-  if (Launch(device.get(), l, l.plan, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+  if (Launch(device.get(), l, request, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
   WriteFile(s.out, out.data(), out.size());
   std::string extras;
   if (s.fault != "none") extras += ", fault " + s.fault;
   if (!s.kernel.empty()) extras += ", kernel " + s.kernel;
   if (!s.build_options.empty()) extras += ", options " + s.build_options;
-  std::printf("%s: %llu %s elements on %u work-groups (%s split, %u-element tiles, %u buffer(s)%s) "
+  const leaky_tiling& t = profile.tiling;
+  std::printf("%s: %llu %s elements on %u work-groups (%s split, %llu-element tiles, %u buffer(s)%s) "
               "in %.0f us -> %s\n",
               leaky_cl_device_name(device.get()), static_cast<unsigned long long>(l.d.elements),
-              DtypeName(l.d.dtype), l.plan.cores, l.plan.split ? "balanced" : "even",
-              l.plan.tile_length, l.plan.buffers, extras.c_str(), profile.kernel_ns / 1e3,
-              s.out.c_str());
+              DtypeName(l.d.dtype), t.cores_used, LayoutOf(request).split.c_str(),
+              static_cast<unsigned long long>(t.tile_length), t.buffer_count, extras.c_str(),
+              profile.kernel_ns / 1e3, s.out.c_str());
   return 0;
 }
 
@@ -150,31 +164,29 @@ double Median(std::vector<double> v) {
 int BenchDevice(const DeviceSettings& s) {
   const Loaded l = Load(s);
   Device device = Open(s, LEAKY_CL_FAULT_NONE);
+  const leaky_plan_request request = RequestFor(device.get(), s, l);
   std::vector<uint8_t> out(l.input.size(), 0);
-  std::printf("%s, %llu %s elements, %u work-groups, %u-element tiles, medians of %d\n",
-              leaky_cl_device_name(device.get()), static_cast<unsigned long long>(l.d.elements),
-              DtypeName(l.d.dtype), l.plan.cores, l.plan.tile_length, s.repeats);
-  // The model of the same launch (`leaky plan --timeline`'s, npu example rates).
-  PlanOptions options;
-  options.preset = "npu";
-  options.cores = l.plan.cores;
-  options.split = l.plan.split ? "balanced" : "even";
-  options.tile_elems = l.plan.tile_length;
-  options.op = l.d.op == "leaky_relu_backward" ? "backward" : "forward";
-  const Layout layout = MakeLayout(options, l.d.dtype, l.d.elements);
+  std::printf("%s, %llu %s elements, %s split, medians of %d\n", leaky_cl_device_name(device.get()),
+              static_cast<unsigned long long>(l.d.elements), DtypeName(l.d.dtype),
+              LayoutOf(request).split.c_str(), s.repeats);
+  // Each buffer count's plan, measured and modelled (`leaky plan
+  // --timeline`'s model at the npu example's rates) from the same layout.
   std::map<uint32_t, double> measured, modelled;
   for (uint32_t buffers : {1u, 2u}) {
-    leaky_cl_plan plan = l.plan;
-    plan.buffers = buffers;
+    leaky_plan_request with = request;
+    with.buffer_count = buffers;
+    const Layout layout = LayoutOf(with);
     std::vector<double> kernel_us;
     for (int r = 0; r < s.repeats; ++r) {
       leaky_cl_profile profile{};
-      if (Launch(device.get(), l, plan, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+      if (Launch(device.get(), l, with, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
       kernel_us.push_back(profile.kernel_ns / 1e3);
     }
     measured[buffers] = Median(kernel_us);
     modelled[buffers] = ModelTimeline(layout, buffers, 32.0, 64.0).makespan;
-    std::printf("  %u buffer(s): kernel %.1f us measured; model %.1f us\n", buffers,
+    std::printf("  %u buffer(s), %u work-groups, %llu-element tiles: kernel %.1f us measured; "
+                "model %.1f us\n",
+                buffers, layout.cores(), static_cast<unsigned long long>(layout.tile_length),
                 measured[buffers], modelled[buffers] / 1e3);
   }
   std::printf("  2 over 1 buffer: %.2fx measured, %.2fx modelled\n", measured[1] / measured[2],
@@ -185,7 +197,7 @@ int BenchDevice(const DeviceSettings& s) {
   for (int r = 0; r < s.repeats; ++r) {
     const auto start = std::chrono::steady_clock::now();
     const leaky_status status =
-        l.d.op == "leaky_relu_backward"
+        Backward(l)
             ? leaky_relu_backward(l.d.dtype, l.d.elements, l.dy.data(), l.input.data(), 0, out.data(),
                                   l.d.negative_slope, &cpu_options)
             : leaky_relu_forward(l.d.dtype, l.d.elements, l.input.data(), out.data(),
@@ -208,11 +220,16 @@ void AddSplitOptions(CLI::App* command, DeviceSettings& s) {
                                   "OpenCL device index over all platforms (default: a GPU if "
                                   "any, else the first)"),
               0, 1 << 20);
-  WholeNumber(
-      command->add_option("--cores", s.cores, "Work-groups (default: golden.json's plan, else 8)"),
-      1u, 65536u);
-  command->add_option("--split", s.split, "even or balanced")->check(CLI::IsMember({"even", "balanced"}));
-  WholeNumber(command->add_option("--tile-elems", s.tile_elems, "Elements per tile (default 4096)"),
+  WholeNumber(command->add_option("--cores", s.cores,
+                                  "Work-groups (default: golden.json's plan, else the device's "
+                                  "compute units)"),
+              1u, 65536u);
+  command->add_option("--split", s.split,
+                      "granule, even or balanced (default: golden.json's plan, else granule)")
+      ->check(CLI::IsMember({"granule", "even", "balanced"}));
+  WholeNumber(command->add_option("--tile-elems", s.tile_elems,
+                                  "Elements per tile (default: golden.json's plan, else sized "
+                                  "from the device's local memory)"),
               1u, 1u << 24);
   WholeNumber(command->add_option("--buffers", s.buffers, "1 or 2 local buffers"), 1u, 2u);
 }

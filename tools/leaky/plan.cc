@@ -88,9 +88,9 @@ json BuildReport(const PlanSettings& s) {
                   {"idle_cores", c.idle_cores},
                   {"cores_with_fewer_tiles_than_buffers", c.cores_with_fewer_tiles_than_buffers}}},
       {"cores", cores}};
-  if (l.planner) {
-    report["tiling"]["granule_length"] = l.planner->granule_length;
-    report["tiling"]["stream_stores"] = l.planner->stream_stores;
+  if (l.split == "granule") {
+    report["tiling"]["granule_length"] = l.tiling.granule_length;
+    report["tiling"]["stream_stores"] = l.tiling.stream_stores;
   }
   if (s.timeline) {
     // The chosen buffer count's model, and 1 and 2 for the comparison

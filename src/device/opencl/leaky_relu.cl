@@ -1,6 +1,9 @@
 // The article's LeakyReLU kernel in OpenCL C: a work-group is a core, local
-// memory is its unified buffer. Each core takes its range from the tiling
-// data in device memory, copies tile after tile into local memory
+// memory is its unified buffer. Each core takes its range and tiles from the
+// planner's tiling data in device memory (leaky_tiling_core_range and
+// leaky_tiling_tile_range of leaky/tiling.h, the functions the CPU driver
+// and the tools read the same plan with), the slope from the op's
+// parameters, copies tile after tile into local memory
 // (async_work_group_copy), computes compare + multiply + select in the
 // compute type (f32 for f16/bf16, which are storage only), and copies the
 // result back; with 2 buffers the next tile's copy-in is issued before this
@@ -12,7 +15,7 @@
 
 #define LEAKY_FAULT_NONE 0
 #define LEAKY_FAULT_COMPUTE_BEFORE_WAIT 1  // compute on the buffer before its copy-in
-#define LEAKY_FAULT_REMAINDER_DROPPED 2    // the last core forgets total % cores
+#define LEAKY_FAULT_REMAINDER_DROPPED 2    // the split forgets total % cores
 #define LEAKY_FAULT_SLOPE_LAYOUT 3         // the kernel reads the slope at the wrong offset
 #define LEAKY_FAULT_HALF_FLUSH 4           // the product rounded to f16 and flushed to zero
 #define LEAKY_FAULT_SINGLE_BUFFER 5        // one buffer, but the next copy-in still prefetched
@@ -56,11 +59,11 @@ typedef float compute_t;
 
 #if LEAKY_FAULT == LEAKY_FAULT_SLOPE_LAYOUT
 #define SLOPE_FIELD reserved  // the host wrote the slope elsewhere
-#define SLOPE_OF(t) ((compute_t)as_float((t).SLOPE_FIELD))
+#define SLOPE_OF(p) ((compute_t)as_float((p).SLOPE_FIELD))
 #elif LEAKY_DTYPE == 1
-#define SLOPE_OF(t) ((t).negative_slope_f64)
+#define SLOPE_OF(p) ((p).negative_slope_f64)
 #else
-#define SLOPE_OF(t) ((t).negative_slope)
+#define SLOPE_OF(p) ((p).negative_slope)
 #endif
 
 inline compute_t leaky_relu(compute_t x, compute_t g, compute_t slope) {
@@ -80,29 +83,18 @@ inline compute_t leaky_relu(compute_t x, compute_t g, compute_t slope) {
 #endif
 }
 
-// The layout the kernel sees, for the host to compare with its own.
+// The layouts the kernel sees, for the host to compare with its own.
+#define LEAKY_OFFSET(s, f) ((ulong)((__private char*)&(s).f - (__private char*)&(s)))
 __kernel void leaky_device_tiling_probe(__global ulong* out) {
-  leaky_device_tiling t;
-  out[0] = sizeof(leaky_device_tiling);
-  out[1] = (ulong)((__private char*)&t.cores - (__private char*)&t);
-  out[2] = (ulong)((__private char*)&t.tile_length - (__private char*)&t);
-  out[3] = (ulong)((__private char*)&t.negative_slope - (__private char*)&t);
-  out[4] = (ulong)((__private char*)&t.negative_slope_f64 - (__private char*)&t);
-}
-
-// This core's range under the split.
-inline void core_range(const leaky_device_tiling* t, uint core, ulong* start, ulong* length) {
-  const ulong step = t->total / t->cores, remainder = t->total % t->cores;
-  if (t->split == LEAKY_DEVICE_SPLIT_BALANCED) {
-    *start = core * step + min((ulong)core, remainder);
-    *length = step + (core < remainder ? 1 : 0);
-  } else {
-    *start = core * step;
-    *length = step;
-#if LEAKY_FAULT != LEAKY_FAULT_REMAINDER_DROPPED
-    if (core == t->cores - 1) *length += remainder;
-#endif
-  }
+  leaky_tiling t;
+  leaky_device_params p;
+  out[0] = sizeof(leaky_tiling);
+  out[1] = LEAKY_OFFSET(t, cores_used);
+  out[2] = LEAKY_OFFSET(t, tile_length);
+  out[3] = LEAKY_OFFSET(t, split);
+  out[4] = sizeof(leaky_device_params);
+  out[5] = LEAKY_OFFSET(p, negative_slope);
+  out[6] = LEAKY_OFFSET(p, negative_slope_f64);
 }
 
 #if LEAKY_BACKWARD
@@ -111,23 +103,25 @@ inline void core_range(const leaky_device_tiling* t, uint core, ulong* start, ul
 #define IN_STREAMS 1
 #endif
 
-// One core: tiles of tile_length through `buffers` slots of local memory.
-// in_buf holds IN_STREAMS x buffers x tile_length elements (dy first), and
-// out_buf buffers x tile_length.
-__kernel void leaky_relu_tiles(__global const leaky_device_tiling* tiling,
+// One core: its tiles through `buffer_count` slots of local memory of
+// tile_length elements each. in_buf holds IN_STREAMS x buffers x
+// tile_length elements (dy first), and out_buf buffers x tile_length.
+__kernel void leaky_relu_tiles(__global const leaky_tiling* tiling,
+                               __global const leaky_device_params* params,
                                __global const store_t* src0,  // x (forward) / dy (backward)
                                __global const store_t* src1,  // unused (forward) / saved x
                                __global store_t* dst, __local store_t* in_buf,
                                __local store_t* out_buf) {
-  const leaky_device_tiling t = *tiling;  // every parameter from the tiling data
+  leaky_tiling t = *tiling;  // every geometric parameter from the plan
+#if LEAKY_FAULT == LEAKY_FAULT_REMAINDER_DROPPED
+  t.granules_remainder = 0;  // the kernel's own split, which forgets total % cores
+#endif
   const uint core = get_group_id(0);
   const uint lid = get_local_id(0), lsize = get_local_size(0);
-  const compute_t slope = SLOPE_OF(t);
-  const uint tile = t.tile_length;
-  const uint buffers = t.buffers;
-  ulong start, length;
-  core_range(&t, core, &start, &length);
-  const ulong tiles = (length + tile - 1) / tile;
+  const compute_t slope = SLOPE_OF(*params);
+  const uint tile = (uint)t.tile_length;
+  const uint buffers = t.buffer_count;
+  const ulong tiles = leaky_tiling_tile_count(&t, core);
   __local store_t* x_buf = in_buf + (IN_STREAMS - 1) * buffers * tile;  // saved x (backward)
   event_t in_events[2], out_events[2];
 #if LEAKY_FAULT == LEAKY_FAULT_COMPUTE_BEFORE_WAIT
@@ -137,9 +131,8 @@ __kernel void leaky_relu_tiles(__global const leaky_device_tiling* tiling,
   // Issue the copy-in of tile i into its slot.
 #define COPY_IN(i, slot_of)                                                                    \
   do {                                                                                         \
-    const ulong first = start + (ulong)(i) * tile;                                             \
-    const uint count = (uint)min((ulong)tile, start + length - first);                         \
-    ulong from = first;                                                                        \
+    ulong from, count;                                                                         \
+    leaky_tiling_tile_range(&t, core, (i), &from, &count);                                     \
     if (LEAKY_FAULT == LEAKY_FAULT_CORE_OFFSET && (i) == 0 && core > 0) from -= 16;            \
     const uint s = (slot_of);                                                                  \
     in_events[s] = async_work_group_copy(in_buf + s * tile, src0 + from, count, 0);            \
@@ -152,8 +145,9 @@ __kernel void leaky_relu_tiles(__global const leaky_device_tiling* tiling,
 #endif
   for (ulong i = 0; i < tiles; ++i) {
     const uint slot = i % slots;
-    const ulong first = start + i * tile;
-    const uint count = (uint)min((ulong)tile, start + length - first);
+    ulong first, length;
+    leaky_tiling_tile_range(&t, core, i, &first, &length);
+    const uint count = (uint)length;
 #if LEAKY_FAULT == LEAKY_FAULT_SINGLE_BUFFER
     // The double-buffered code with one buffer: the prefetch lands in the
     // slot this tile is about to be computed from.

@@ -1,8 +1,8 @@
 // The host side of the OpenCL backend: pick a device, build the kernel of
 // leaky_relu.cl (or the caller's, leaky_cl_options.source) per dtype and
-// direction, check that host and kernel agree on the tiling data's layout,
-// plan, write the tiling data into device memory, launch one work-group per
-// core, read back.
+// direction, check that host and kernel agree on the structs' layouts, plan
+// with the library's planner, write the tiling and the op's parameters into
+// device memory, launch one work-group per core, read back.
 #define CL_TARGET_OPENCL_VERSION 120
 #include "leaky/opencl.h"
 
@@ -19,15 +19,13 @@
 #include <utility>
 #include <vector>
 
-#include "ops/operands.h"  // LEAKY_RETURN_IF_ERROR
 #include "runtime/error.h"
+#include "runtime/operands.h"
 
-static_assert(sizeof(leaky_device_tiling) == LEAKY_DEVICE_TILING_SIZE);
-static_assert(offsetof(leaky_device_tiling, cores) == LEAKY_DEVICE_TILING_OFFSET_CORES);
-static_assert(offsetof(leaky_device_tiling, tile_length) == LEAKY_DEVICE_TILING_OFFSET_TILE);
-static_assert(offsetof(leaky_device_tiling, negative_slope) == LEAKY_DEVICE_TILING_OFFSET_SLOPE);
-static_assert(offsetof(leaky_device_tiling, negative_slope_f64) ==
-              LEAKY_DEVICE_TILING_OFFSET_SLOPE_F64);
+static_assert(sizeof(leaky_device_params) == LEAKY_DEVICE_PARAMS_SIZE);
+static_assert(offsetof(leaky_device_params, negative_slope) == LEAKY_DEVICE_PARAMS_OFFSET_SLOPE);
+static_assert(offsetof(leaky_device_params, negative_slope_f64) ==
+              LEAKY_DEVICE_PARAMS_OFFSET_SLOPE_F64);
 
 namespace {
 
@@ -37,8 +35,8 @@ constexpr const char kSource[] =
 #include "leaky_relu_cl.inc"
     ;
 
-// leaky/device_tiling.h alone (generated at configure time), for a caller's
-// kernel.
+// leaky/device_tiling.h with leaky/tiling.h in place (generated at
+// configure time), for a caller's kernel.
 constexpr const char kTilingHeader[] =
 #include "device_tiling_h.inc"
     ;
@@ -114,6 +112,8 @@ struct leaky_cl_device {
   std::string build_options;  // the caller's extra compiler options
   cl_ulong local_memory = 0;
   size_t max_group = 1;
+  cl_uint compute_units = 1;
+  cl_uint align_bytes = 128;  // CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes
   std::map<std::pair<int, bool>, cl_program> programs;
   cl_program probe_program = nullptr;  // the library's kernel, for the probe beside a caller's
 
@@ -168,10 +168,11 @@ struct leaky_cl_device {
     return LEAKY_OK;
   }
 
-  // Host and kernel must agree on leaky_device_tiling's layout. The probe
-  // comes from the library's kernel even beside a caller's: it checks the
-  // device compiler against the header, which both include, and a port
-  // need not carry it. (The caller's options are for the caller's kernel.)
+  // Host and kernel must agree on the layouts of leaky_tiling and
+  // leaky_device_params. The probe comes from the library's kernel even
+  // beside a caller's: it checks the device compiler against the headers,
+  // which both include, and a port need not carry it. (The caller's
+  // options are for the caller's kernel.)
   leaky_status CheckLayout() {
     cl_program program;
     if (source.empty()) {
@@ -180,28 +181,31 @@ struct leaky_cl_device {
       LEAKY_RETURN_IF_ERROR(Build(kSource, "the kernel", 0, false, "", &probe_program));
       program = probe_program;
     }
+    constexpr int kFields = 7;
     cl_int error = CL_SUCCESS;
     Kernel kernel(clCreateKernel(program, "leaky_device_tiling_probe", &error));
     if (error != CL_SUCCESS) return ClFail(error, "clCreateKernel(probe)");
-    Buffer out(clCreateBuffer(context, CL_MEM_WRITE_ONLY, 5 * sizeof(cl_ulong), nullptr, &error));
+    Buffer out(clCreateBuffer(context, CL_MEM_WRITE_ONLY, kFields * sizeof(cl_ulong), nullptr, &error));
     if (error != CL_SUCCESS) return ClFail(error, "clCreateBuffer(probe)");
     clSetKernelArg(kernel.object, 0, sizeof(cl_mem), &out.object);
     const size_t one = 1;
     error = clEnqueueNDRangeKernel(queue, kernel.object, 1, nullptr, &one, &one, 0, nullptr, nullptr);
     if (error != CL_SUCCESS) return ClFail(error, "clEnqueueNDRangeKernel(probe)");
-    cl_ulong seen[5];
+    cl_ulong seen[kFields];
     error = clEnqueueReadBuffer(queue, out.object, CL_TRUE, 0, sizeof(seen), seen, 0, nullptr, nullptr);
     if (error != CL_SUCCESS) return ClFail(error, "clEnqueueReadBuffer(probe)");
-    const cl_ulong host[5] = {sizeof(leaky_device_tiling), offsetof(leaky_device_tiling, cores),
-                              offsetof(leaky_device_tiling, tile_length),
-                              offsetof(leaky_device_tiling, negative_slope),
-                              offsetof(leaky_device_tiling, negative_slope_f64)};
-    for (int i = 0; i < 5; ++i) {
+    const cl_ulong host[kFields] = {
+        sizeof(leaky_tiling), offsetof(leaky_tiling, cores_used),
+        offsetof(leaky_tiling, tile_length), offsetof(leaky_tiling, split),
+        sizeof(leaky_device_params), offsetof(leaky_device_params, negative_slope),
+        offsetof(leaky_device_params, negative_slope_f64)};
+    for (int i = 0; i < kFields; ++i) {
       if (seen[i] != host[i]) {
         return Fail(LEAKY_ERROR_DEVICE,
-                    "OpenCL: the kernel's leaky_device_tiling layout differs from the host's "
-                    "(field %d: %llu against %llu)",
-                    i, static_cast<unsigned long long>(seen[i]),
+                    "OpenCL: the kernel's %s layout differs from the host's (field %d: %llu "
+                    "against %llu)",
+                    i < 4 ? "leaky_tiling" : "leaky_device_params", i,
+                    static_cast<unsigned long long>(seen[i]),
                     static_cast<unsigned long long>(host[i]));
       }
     }
@@ -284,6 +288,16 @@ leaky_status leaky_cl_open(const leaky_cl_options* options, leaky_cl_device** ou
                   &device->local_memory, nullptr);
   clGetDeviceInfo(chosen, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof(device->max_group),
                   &device->max_group, nullptr);
+  clGetDeviceInfo(chosen, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof(device->compute_units),
+                  &device->compute_units, nullptr);
+  cl_uint align_bits = 0;
+  clGetDeviceInfo(chosen, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof(align_bits), &align_bits, nullptr);
+  // A power of two from 8 to 65536 bytes, as the planner takes (bits per
+  // the OpenCL spec; some devices report 0).
+  for (cl_uint bytes = 8; bytes <= 65536 && bytes * 8 <= align_bits; bytes *= 2) {
+    device->align_bytes = bytes;
+  }
+  if (device->compute_units == 0) device->compute_units = 1;
   LEAKY_RETURN_IF_ERROR(device->CheckLayout());
   *out = device.release();
   return LEAKY_OK;
@@ -297,41 +311,87 @@ const char* leaky_cl_device_name(const leaky_cl_device* device) {
 
 int leaky_cl_has_f64(const leaky_cl_device* device) { return device != nullptr && device->f64; }
 
+leaky_status leaky_cl_plan_request(const leaky_cl_device* device, leaky_dtype dtype, uint64_t n,
+                                   uint32_t streams, leaky_plan_request* request) {
+  static constexpr char kFunction[] = "leaky_cl_plan_request";
+  if (device == nullptr || request == nullptr) {
+    return Fail(LEAKY_ERROR_NULL_POINTER, "%s: device and request must not be null", kFunction);
+  }
+  leaky_status status = LEAKY_OK;
+  const size_t element = leaky::internal::ElementBytes(kFunction, dtype, &status);
+  if (element == 0) return status;
+  std::memset(request, 0, sizeof(*request));
+  request->total_length = n;
+  request->element_bytes = static_cast<uint32_t>(element);
+  request->streams = streams;
+  request->max_cores = device->compute_units;
+  request->align_bytes = std::max<uint32_t>(device->align_bytes, static_cast<uint32_t>(element));
+  request->buffer_bytes = device->local_memory;
+  request->buffer_count = 2;  // the next tile's copy-in overlaps this tile's compute
+  request->min_bytes_per_core = 0;  // a launch wakes every work-group anyway
+  request->stream_threshold_bytes = UINT64_MAX;
+  request->stream_stores = 0;
+  request->split = LEAKY_SPLIT_GRANULE;
+  return LEAKY_OK;
+}
+
 }  // extern "C"
 
 namespace {
 
-leaky_status Run(const char* function, leaky_cl_device* device, leaky_dtype dtype, size_t n,
-                 const void* src0, const void* src1, void* dst, double slope,
-                 const leaky_cl_plan* plan, leaky_cl_profile* profile) {
-  const bool backward = src1 != nullptr;
+// src1 is the saved x of the backward pass (backward), unused forward.
+leaky_status Run(const char* function, bool backward, leaky_cl_device* device, leaky_dtype dtype,
+                 size_t n, const void* src0, const void* src1, void* dst, double slope,
+                 const leaky_plan_request* given, leaky_cl_profile* profile) {
+  const uint32_t streams = backward ? 3 : 2;
   if (device == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: device is null", function);
   const int code = DtypeCode(dtype);
   if (code < 0) return Fail(LEAKY_ERROR_INVALID_DTYPE, "%s: unknown dtype %d", function, dtype);
-  if (plan == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: plan is null", function);
   if (!std::isfinite(slope)) return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: slope is not finite", function);
-  if (plan->cores < 1 || plan->tile_length < 1 || (plan->buffers != 1 && plan->buffers != 2) ||
-      (plan->split != LEAKY_DEVICE_SPLIT_EVEN && plan->split != LEAKY_DEVICE_SPLIT_BALANCED)) {
-    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
-                "%s: plan needs cores >= 1, tile_length >= 1, buffers 1 or 2 and a known split "
-                "(got %u, %u, %u, %u)",
-                function, plan->cores, plan->tile_length, plan->buffers, plan->split);
-  }
   if (dtype == LEAKY_F64 && !device->f64) {
     return Fail(LEAKY_ERROR_UNSUPPORTED, "%s: %s has no cl_khr_fp64", function, device->name.c_str());
   }
-  if (n == 0) return LEAKY_OK;
-  if (src0 == nullptr || dst == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: null array", function);
-  const size_t element = dtype == LEAKY_F64 ? 8 : dtype == LEAKY_F32 ? 4 : 2;
-  if (n > SIZE_MAX / element) return Fail(LEAKY_ERROR_SIZE, "%s: %zu elements overflow", function, n);
-  const size_t bytes = n * element;
-  const uint64_t local = (uint64_t{backward ? 3u : 2u} * plan->buffers) * plan->tile_length * element;
-  if (local > device->local_memory) {
-    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
-                "%s: tile_length %u with %u buffer(s) needs %llu bytes of local memory; %s has %llu",
-                function, plan->tile_length, plan->buffers, static_cast<unsigned long long>(local),
-                device->name.c_str(), static_cast<unsigned long long>(device->local_memory));
+  leaky_status status = LEAKY_OK;
+  const size_t element = leaky::internal::ElementBytes(function, dtype, &status);
+  if (element == 0) return status;
+  // The operands as the CPU ops describe theirs: the same null, size and
+  // overlap rules (the output may be its input exactly: both are copied).
+  using leaky::internal::Role;
+  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOperands(
+      function, {{backward ? "dy" : "x", src0, n, element, Role::kInput},
+                 {"x", src1, backward ? n : 0, element, Role::kInput},
+                 {backward ? "dx" : "y", dst, n, element, Role::kOutput}}));
+  leaky_plan_request request;
+  if (given != nullptr) {
+    request = *given;
+  } else {
+    LEAKY_RETURN_IF_ERROR(leaky_cl_plan_request(device, dtype, n, streams, &request));
   }
+  if (request.total_length != n || request.element_bytes != element || request.streams != streams) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
+                "%s: the request is for %llu elements of %u bytes over %u streams; this call has "
+                "%zu of %zu over %u",
+                function, static_cast<unsigned long long>(request.total_length),
+                request.element_bytes, request.streams, n, element, streams);
+  }
+  if (request.buffer_count != 1 && request.buffer_count != 2) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS, "%s: the kernel has 1 or 2 buffers, not %u", function,
+                request.buffer_count);
+  }
+  leaky_tiling tiling;
+  LEAKY_RETURN_IF_ERROR(leaky_plan_tiling(&request, &tiling));
+  const uint64_t local = uint64_t{streams} * tiling.buffer_count * tiling.tile_length * element;
+  if (tiling.tile_length > UINT32_MAX || local > device->local_memory) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
+                "%s: tiles of %llu elements with %u buffer(s) need %llu bytes of local memory; "
+                "%s has %llu",
+                function, static_cast<unsigned long long>(tiling.tile_length), tiling.buffer_count,
+                static_cast<unsigned long long>(local), device->name.c_str(),
+                static_cast<unsigned long long>(device->local_memory));
+  }
+  if (profile != nullptr) profile->tiling = tiling;
+  if (n == 0) return LEAKY_OK;
+  const size_t bytes = n * element;
   cl_program program;
   LEAKY_RETURN_IF_ERROR(device->Program(code, backward, &program));
   cl_int error = CL_SUCCESS;
@@ -341,38 +401,35 @@ leaky_status Run(const char* function, leaky_cl_device* device, leaky_dtype dtyp
   }
   if (error != CL_SUCCESS) return ClFail(error, "clCreateKernel");
 
-  leaky_device_tiling tiling{};
-  tiling.total = n;
-  tiling.cores = plan->cores;
-  tiling.split = plan->split;
-  tiling.tile_length = plan->tile_length;
-  tiling.buffers = plan->buffers;
-  tiling.negative_slope = static_cast<float>(slope);
-  tiling.negative_slope_f64 = slope;
+  leaky_device_params params{};
+  params.negative_slope = static_cast<float>(slope);
+  params.negative_slope_f64 = slope;
   cl_context context = device->context;
   auto make = [&](cl_mem_flags flags, size_t size, const void* host, Buffer& into) {
     into.object = clCreateBuffer(context, flags | (host ? CL_MEM_COPY_HOST_PTR : 0), size,
                                  const_cast<void*>(host), &error);
     return error;
   };
-  Buffer tiling_buffer, a, b, out;
+  Buffer tiling_buffer, params_buffer, a, b, out;
   if (make(CL_MEM_READ_ONLY, sizeof(tiling), &tiling, tiling_buffer) != CL_SUCCESS ||
+      make(CL_MEM_READ_ONLY, sizeof(params), &params, params_buffer) != CL_SUCCESS ||
       make(CL_MEM_READ_ONLY, bytes, src0, a) != CL_SUCCESS ||
       make(CL_MEM_READ_ONLY, backward ? bytes : element, backward ? src1 : nullptr, b) != CL_SUCCESS ||
       make(CL_MEM_READ_WRITE, bytes, dst, out) != CL_SUCCESS) {
     return ClFail(error, "clCreateBuffer");
   }
-  const size_t in_local = (backward ? 2u : 1u) * plan->buffers * size_t{plan->tile_length} * element;
-  const size_t out_local = plan->buffers * size_t{plan->tile_length} * element;
+  const size_t tile_bytes = tiling.buffer_count * size_t{tiling.tile_length} * element;
+  const size_t in_local = (backward ? 2u : 1u) * tile_bytes;
   clSetKernelArg(kernel.object, 0, sizeof(cl_mem), &tiling_buffer.object);
-  clSetKernelArg(kernel.object, 1, sizeof(cl_mem), &a.object);
-  clSetKernelArg(kernel.object, 2, sizeof(cl_mem), &b.object);
-  clSetKernelArg(kernel.object, 3, sizeof(cl_mem), &out.object);
-  clSetKernelArg(kernel.object, 4, in_local, nullptr);
-  error = clSetKernelArg(kernel.object, 5, out_local, nullptr);
+  clSetKernelArg(kernel.object, 1, sizeof(cl_mem), &params_buffer.object);
+  clSetKernelArg(kernel.object, 2, sizeof(cl_mem), &a.object);
+  clSetKernelArg(kernel.object, 3, sizeof(cl_mem), &b.object);
+  clSetKernelArg(kernel.object, 4, sizeof(cl_mem), &out.object);
+  clSetKernelArg(kernel.object, 5, in_local, nullptr);
+  error = clSetKernelArg(kernel.object, 6, tile_bytes, nullptr);
   if (error != CL_SUCCESS) return ClFail(error, "clSetKernelArg");
   const size_t group = std::min<size_t>(64, device->max_group);
-  const size_t global = group * plan->cores;
+  const size_t global = group * tiling.cores_used;
   Event done;
   error = clEnqueueNDRangeKernel(device->queue, kernel.object, 1, nullptr, &global, &group, 0,
                                  nullptr, &done.object);
@@ -394,20 +451,22 @@ extern "C" {
 
 leaky_status leaky_cl_leaky_relu_forward(leaky_cl_device* device, leaky_dtype dtype, size_t n,
                                          const void* x, void* y, double negative_slope,
-                                         const leaky_cl_plan* plan, leaky_cl_profile* profile) {
-  return Run("leaky_cl_leaky_relu_forward", device, dtype, n, x, nullptr, y, negative_slope, plan,
-             profile);
+                                         const leaky_plan_request* request,
+                                         leaky_cl_profile* profile) {
+  return Run("leaky_cl_leaky_relu_forward", false, device, dtype, n, x, nullptr, y, negative_slope,
+             request, profile);
 }
 
 leaky_status leaky_cl_leaky_relu_backward(leaky_cl_device* device, leaky_dtype dtype, size_t n,
                                           const void* dy, const void* x, void* dx,
-                                          double negative_slope, const leaky_cl_plan* plan,
+                                          double negative_slope,
+                                          const leaky_plan_request* request,
                                           leaky_cl_profile* profile) {
   if (n > 0 && x == nullptr) {
     return Fail(LEAKY_ERROR_NULL_POINTER, "leaky_cl_leaky_relu_backward: x is null");
   }
-  return Run("leaky_cl_leaky_relu_backward", device, dtype, n, dy, n > 0 ? x : nullptr, dx,
-             negative_slope, plan, profile);
+  return Run("leaky_cl_leaky_relu_backward", true, device, dtype, n, dy, x, dx, negative_slope, request,
+             profile);
 }
 
 }  // extern "C"

@@ -58,7 +58,7 @@ inline void narrow(real_t v, __local elem_t* p, uint i) {
 #endif
 }
 
-inline real_t slope_of(__global const leaky_device_tiling* t) {
+inline real_t slope_of(__global const leaky_device_params* t) {
 #if LEAKY_DTYPE == 1
   return t->negative_slope_f64;
 #else
@@ -79,23 +79,23 @@ inline event_t fetch(__local elem_t* grad, __local elem_t* saved, __global const
   return done;
 }
 
-__kernel void leaky_relu_tiles(__global const leaky_device_tiling* tiling,
+__kernel void leaky_relu_tiles(__global const leaky_tiling* tiling, __global const leaky_device_params* params,
                                __global const elem_t* src0,  // x, or dy backward
                                __global const elem_t* src1,  // backward: the saved x
                                __global elem_t* dst, __local elem_t* in_buf,
                                __local elem_t* out_buf) {
   const uint core = get_group_id(0);
   const uint lane = get_local_id(0), lanes = get_local_size(0);
-  const ulong total = tiling->total;
-  const uint cores = tiling->cores;
+  const ulong total = tiling->total_length;
+  const uint cores = tiling->cores_used;
   const uint tile = tiling->tile_length;
-  const uint slots = tiling->buffers;
-  const real_t slope = slope_of(tiling);
+  const uint slots = tiling->buffer_count;
+  const real_t slope = slope_of(params);
 
   // This core's elements: [begin, begin + count).
   const ulong per_core = total / cores, extra = total % cores;
   ulong begin, count;
-  if (tiling->split == LEAKY_DEVICE_SPLIT_BALANCED) {
+  if (tiling->split == LEAKY_SPLIT_BALANCED) {
     begin = core * per_core + min((ulong)core, extra);
     count = per_core + (core < extra ? 1 : 0);
   } else {

@@ -29,22 +29,22 @@ inline ushort to_stored(float f) {
 }
 #endif
 
-__kernel void leaky_relu_tiles(__global const leaky_device_tiling* tiling,
+__kernel void leaky_relu_tiles(__global const leaky_tiling* tiling, __global const leaky_device_params* params,
                                __global const stored* src0, __global const stored* src1,
                                __global stored* dst, __local stored* in_buf,
                                __local stored* out_buf) {
   const uint core = get_group_id(0);
   if (get_local_id(0) == 0) {
-    const ulong n = tiling->total;
-    const uint cores = tiling->cores;
+    const ulong n = tiling->total_length;
+    const uint cores = tiling->cores_used;
     const ulong base = n / cores, spare = n % cores;
-    const bool balanced = tiling->split == LEAKY_DEVICE_SPLIT_BALANCED;
+    const bool balanced = tiling->split == LEAKY_SPLIT_BALANCED;
     const ulong start = core * base + (balanced ? min((ulong)core, spare) : 0);
     const ulong len = base + (balanced ? (core < spare) : (core == cores - 1 ? spare : 0));
 #if LEAKY_DTYPE == 1
-    const wide slope = tiling->negative_slope_f64;
+    const wide slope = params->negative_slope_f64;
 #else
-    const wide slope = tiling->negative_slope;
+    const wide slope = params->negative_slope;
 #endif
     const uint tile = tiling->tile_length;
 #if LEAKY_BACKWARD

@@ -1,6 +1,6 @@
 // Correct, written differently: another tile loop. The core walks its range
 // with a cursor, one tile at a time through slot 0 only (copy in, wait,
-// compute, copy out, wait), whatever tiling->buffers says - the buffer
+// compute, copy out, wait), whatever tiling->buffer_count says - the buffer
 // count only sizes the local memory the host allots, so using fewer slots
 // is valid, just without overlap.
 #include "leaky/device_tiling.h"
@@ -43,26 +43,26 @@ inline void put(math_t v, __local data_t* p, uint i) {
 #endif
 }
 
-__kernel void leaky_relu_tiles(__global const leaky_device_tiling* tiling,
+__kernel void leaky_relu_tiles(__global const leaky_tiling* tiling, __global const leaky_device_params* params,
                                __global const data_t* src0, __global const data_t* src1,
                                __global data_t* dst, __local data_t* in_buf,
                                __local data_t* out_buf) {
-  const uint core = get_group_id(0), cores = tiling->cores;
+  const uint core = get_group_id(0), cores = tiling->cores_used;
   const uint lid = get_local_id(0), lsz = get_local_size(0);
-  const math_t slope = tiling->SLOPE_FIELD;
+  const math_t slope = params->SLOPE_FIELD;
   const uint tile = tiling->tile_length;
-  const ulong per = tiling->total / cores, rest = tiling->total % cores;
+  const ulong per = tiling->total_length / cores, rest = tiling->total_length % cores;
   ulong cursor, stop;
-  if (tiling->split == LEAKY_DEVICE_SPLIT_BALANCED) {
+  if (tiling->split == LEAKY_SPLIT_BALANCED) {
     cursor = core * per + min((ulong)core, rest);
     stop = cursor + per + (core < rest);
   } else {
     cursor = core * per;
-    stop = core == cores - 1 ? tiling->total : cursor + per;
+    stop = core == cores - 1 ? tiling->total_length : cursor + per;
   }
   __local data_t* x_tile = in_buf;
 #if LEAKY_BACKWARD
-  __local data_t* dy_tile = in_buf + tiling->buffers * tile;  // the second stream's slot 0
+  __local data_t* dy_tile = in_buf + tiling->buffer_count * tile;  // the second stream's slot 0
 #endif
   while (cursor < stop) {
     const uint m = (uint)min((ulong)tile, stop - cursor);

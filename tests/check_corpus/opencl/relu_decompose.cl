@@ -42,26 +42,26 @@ inline void store_value(CALC_T v, __global STORE_T* p, ulong i) {
 #endif
 }
 
-__kernel void leaky_relu_tiles(__global const leaky_device_tiling* tiling,
+__kernel void leaky_relu_tiles(__global const leaky_tiling* tiling, __global const leaky_device_params* params,
                                __global const STORE_T* src0, __global const STORE_T* src1,
                                __global STORE_T* dst, __local STORE_T* in_buf,
                                __local STORE_T* out_buf) {
-  const leaky_device_tiling t = *tiling;
+  const leaky_tiling t = *tiling;
 #if LEAKY_DTYPE == 1
-  const CALC_T slope = t.negative_slope_f64;
+  const CALC_T slope = params->negative_slope_f64;
 #else
-  const CALC_T slope = t.negative_slope;
+  const CALC_T slope = params->negative_slope;
 #endif
   const ulong core = get_group_id(0);
   // [first, last): the elements of the cores before this one are skipped.
-  const ulong step = t.total / t.cores, left = t.total % t.cores;
+  const ulong step = t.total_length / t.cores_used, left = t.total_length % t.cores_used;
   ulong first, last;  // [first, last)
-  if (t.split == LEAKY_DEVICE_SPLIT_BALANCED) {
+  if (t.split == LEAKY_SPLIT_BALANCED) {
     first = core * step + (core < left ? core : left);
     last = first + step + (core < left ? 1 : 0);
   } else {
     first = core * step;
-    last = core + 1 == t.cores ? t.total : first + step;
+    last = core + 1 == t.cores_used ? t.total_length : first + step;
   }
   for (ulong i = first + get_local_id(0); i < last; i += get_local_size(0)) {
 #if LEAKY_BACKWARD

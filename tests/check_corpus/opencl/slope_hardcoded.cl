@@ -54,7 +54,7 @@ inline void narrow(real_t v, __local elem_t* p, uint i) {
 
 #define NEGATIVE_SLOPE 0.01f  // FAULT: the tiling data's slope is never read
 
-inline real_t slope_of(__global const leaky_device_tiling* t) { return NEGATIVE_SLOPE; }
+inline real_t slope_of(__global const leaky_device_params* t) { return NEGATIVE_SLOPE; }
 
 // Forward: leaky(x, x); backward: leaky(x, dy).
 inline real_t leaky(real_t x, real_t value, real_t slope) { return x > 0 ? value : value * slope; }
@@ -69,23 +69,23 @@ inline event_t fetch(__local elem_t* grad, __local elem_t* saved, __global const
   return done;
 }
 
-__kernel void leaky_relu_tiles(__global const leaky_device_tiling* tiling,
+__kernel void leaky_relu_tiles(__global const leaky_tiling* tiling, __global const leaky_device_params* params,
                                __global const elem_t* src0,  // x, or dy backward
                                __global const elem_t* src1,  // backward: the saved x
                                __global elem_t* dst, __local elem_t* in_buf,
                                __local elem_t* out_buf) {
   const uint core = get_group_id(0);
   const uint lane = get_local_id(0), lanes = get_local_size(0);
-  const ulong total = tiling->total;
-  const uint cores = tiling->cores;
+  const ulong total = tiling->total_length;
+  const uint cores = tiling->cores_used;
   const uint tile = tiling->tile_length;
-  const uint slots = tiling->buffers;
-  const real_t slope = slope_of(tiling);
+  const uint slots = tiling->buffer_count;
+  const real_t slope = slope_of(params);
 
   // This core's elements: [begin, begin + count).
   const ulong per_core = total / cores, extra = total % cores;
   ulong begin, count;
-  if (tiling->split == LEAKY_DEVICE_SPLIT_BALANCED) {
+  if (tiling->split == LEAKY_SPLIT_BALANCED) {
     begin = core * per_core + min((ulong)core, extra);
     count = per_core + (core < extra ? 1 : 0);
   } else {

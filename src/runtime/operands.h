@@ -1,23 +1,18 @@
-// Describe, then check (as oneDNN's primitive descriptors): every op states
-// its operands - name, pointer, element count and size, role - and
-// CheckOperands applies every pointer, size and overlap rule once, before any
-// output byte is written. The scalar checks every entry point shares are
+// Describe, then check (as oneDNN's primitive descriptors): every op - on the
+// CPU (ops/) and on the OpenCL device (device/) - states its operands (name,
+// pointer, element count and size, role) and CheckOperands applies every
+// pointer, size and overlap rule once, before any output byte is written.
+// The scalar checks and the option resolution every entry point shares are
 // here too.
-#ifndef LEAKY_OPS_OPERANDS_H_
-#define LEAKY_OPS_OPERANDS_H_
+#ifndef LEAKY_RUNTIME_OPERANDS_H_
+#define LEAKY_RUNTIME_OPERANDS_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 
 #include "leaky/leaky.h"
-
-// Returns from the calling function when a check fails.
-#define LEAKY_RETURN_IF_ERROR(expression)                \
-  do {                                                   \
-    const leaky_status leaky_status_ = expression;       \
-    if (leaky_status_ != LEAKY_OK) return leaky_status_; \
-  } while (0)
+#include "runtime/error.h"  // LEAKY_RETURN_IF_ERROR, for the checks' callers
 
 namespace leaky::internal {
 
@@ -42,7 +37,10 @@ struct Operand {
 // space, and overlaps: a writer may equal an input of the same size exactly
 // (in place, kOutput only) and must not otherwise overlap any operand;
 // readers may overlap each other. Errors name the writer first.
-leaky_status CheckOperands(const char* function, std::initializer_list<Operand> operands);
+leaky_status CheckOperands(const char* function, const Operand* operands, size_t count);
+inline leaky_status CheckOperands(const char* function, std::initializer_list<Operand> operands) {
+  return CheckOperands(function, operands.begin(), operands.size());
+}
 
 // Bytes per element, or 0 with the error recorded.
 size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* status);
@@ -63,11 +61,6 @@ leaky_status CheckFinite(const char* function, std::initializer_list<NamedValue>
 // they must not run past 2^64 (RReLU, dropout).
 leaky_status CheckStreamRange(const char* function, uint64_t offset, size_t n);
 
-// In-place calls keep the automatic policy from streaming: the output lines
-// were just read, so they sit in cache and a non-temporal store only evicts
-// them (measured in docs/design.md). An explicit choice stands.
-leaky_options InPlacePolicy(const leaky_options& options, bool in_place);
-
 }  // namespace leaky::internal
 
-#endif  // LEAKY_OPS_OPERANDS_H_
+#endif  // LEAKY_RUNTIME_OPERANDS_H_

@@ -1,10 +1,10 @@
-#include "ops/operands.h"
+#include "runtime/operands.h"
 
 #include <cmath>
 #include <cstdint>
 
 #include "runtime/error.h"
-#include "runtime/pool.h"
+#include "runtime/cpu_facts.h"
 
 namespace leaky::internal {
 namespace {
@@ -29,8 +29,10 @@ size_t Bytes(const Operand& o) { return o.count * o.element_bytes; }
 
 }  // namespace
 
-leaky_status CheckOperands(const char* function, std::initializer_list<Operand> operands) {
-  for (const Operand& o : operands) {
+leaky_status CheckOperands(const char* function, const Operand* operands, size_t count) {
+  const Operand* const end = operands + count;
+  for (const Operand* it = operands; it != end; ++it) {
+    const Operand& o = *it;
     if (o.count == 0) continue;
     if (o.pointer == nullptr) {
       if (o.optional) continue;
@@ -43,8 +45,8 @@ leaky_status CheckOperands(const char* function, std::initializer_list<Operand> 
                   "space", function, o.name, o.count, o.element_bytes);
     }
   }
-  for (auto a = operands.begin(); a != operands.end(); ++a) {
-    for (auto b = a + 1; b != operands.end(); ++b) {
+  for (const Operand* a = operands; a != end; ++a) {
+    for (const Operand* b = a + 1; b != end; ++b) {
       if (!Writes(a->role) && !Writes(b->role)) continue;
       if (!Present(*a) || !Present(*b)) continue;
       const Operand& writer = WriteRank(a->role) >= WriteRank(b->role) ? *a : *b;
@@ -120,12 +122,6 @@ leaky_status CheckStreamRange(const char* function, uint64_t offset, size_t n) {
     return Fail(LEAKY_ERROR_SIZE, "%s: offset + n exceeds 2^64 stream words", function);
   }
   return LEAKY_OK;
-}
-
-leaky_options InPlacePolicy(const leaky_options& options, bool in_place) {
-  leaky_options resolved = options;
-  if (in_place && resolved.stream_stores == -1) resolved.stream_stores = 0;
-  return resolved;
 }
 
 }  // namespace leaky::internal

@@ -1,0 +1,47 @@
+// bias_act with dropout beyond the per-kernel sweeps
+// (indexed_kernels_test.cc): the mask the same for every thread count, and
+// keeping 1 - p of the elements.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "leaky/leaky.h"
+#include "leaky/reference.hpp"
+#include "plan/cpu_plan.h"
+#include "test_util.h"
+
+namespace leaky::test {
+namespace {
+
+TEST(BiasActDropout, MaskIsTheSameForEveryThreadCountAndKeepsOneMinusP) {
+  const size_t outer = 64, channels = 8, inner = 4099, n = outer * channels * inner;
+  const auto x = RandomWithSpecials<float>(n, 12), b = RandomWithSpecials<float>(channels, 13);
+  const leaky_bias_act_params params{LEAKY_ACT_LRELU, 0.2, std::sqrt(2.0), -1.0};
+  const leaky_dropout_params dropout{0.3, 99, 0};
+  std::vector<uint8_t> first_mask;
+  std::vector<float> first_y;
+  for (int threads : {1, 2, 3, 4}) {
+    const leaky_options options{threads, -1};
+    std::vector<float> y(n);
+    std::vector<uint8_t> mask((n + 7) / 8);
+    ASSERT_EQ(leaky_bias_act_dropout_forward(LEAKY_F32, outer, channels, inner, x.data(), b.data(),
+                                             y.data(), mask.data(), &params, &dropout, &options),
+              LEAKY_OK);
+    if (threads == 1) {
+      first_mask = mask;
+      first_y = y;
+    }
+    EXPECT_EQ(mask, first_mask) << threads;
+    EXPECT_EQ(std::memcmp(y.data(), first_y.data(), n * sizeof(float)), 0) << threads;
+  }
+  size_t kept = 0;
+  for (uint8_t byte : first_mask) kept += static_cast<size_t>(std::popcount(byte));
+  const double expected = 0.7 * static_cast<double>(n);
+  EXPECT_NEAR(static_cast<double>(kept), expected, 5 * std::sqrt(expected * 0.3));
+}
+
+}  // namespace
+}  // namespace leaky::test
