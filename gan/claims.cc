@@ -13,8 +13,6 @@
 namespace leaky::gan {
 namespace {
 
-using json = nlohmann::json;
-
 constexpr double kLn2 = 0.69314718055994531;
 // Bounds "> 0" and "< 0": an interval that reaches 0 does not hold.
 constexpr double kAboveZero = 1e-300;
@@ -65,30 +63,30 @@ struct PairedResult {
   Summary summary;
   SignTest sign;
 };
-PairedResult Paired(const json& a, const json& b,
-                    const std::function<double(const json&, const json&)>& f) {
+PairedResult Paired(const VariantResults& a, const VariantResults& b, const PerRun& f) {
   std::vector<double> diff;
-  for (size_t i = 0; i < a["seeds_run"].size(); ++i) {
-    for (size_t j = 0; j < b["seeds_run"].size(); ++j) {
-      if (a["seeds_run"][i] != b["seeds_run"][j]) continue;
-      diff.push_back(f(a["history"][i], a["quality_history"][i]) -
-                     f(b["history"][j], b["quality_history"][j]));
+  for (const Run& ra : a.runs) {
+    for (const Run& rb : b.runs) {
+      if (ra.seed == rb.seed) diff.push_back(f(ra) - f(rb));
     }
   }
   return {Summarize(diff), SignTestOf(diff)};
 }
 
-json Part(const std::string& what, const Summary& s, const std::string& bound, Result r) {
-  return {{"what", what}, {"mean", s.mean}, {"ci_low", s.ci_low}, {"ci_high", s.ci_high},
-          {"n", s.n},     {"bound", bound}, {"result", Name(r)}};
+IntervalPart Part(const std::string& what, const Summary& s, const std::string& bound, Result r) {
+  return {what, s.mean, s.ci_low, s.ci_high, s.n, bound, Name(r), std::nullopt};
 }
 
-json PairedPart(const std::string& what, const PairedResult& p, const std::string& bound, Result r) {
-  json part = Part(what, p.summary, bound, r);
-  part["sign_test"] = {{"positive", p.sign.positive}, {"negative", p.sign.negative},
-                       {"ties", p.sign.ties}, {"p", p.sign.p}};
+IntervalPart PairedPart(const std::string& what, const PairedResult& p, const std::string& bound,
+                        Result r) {
+  IntervalPart part = Part(what, p.summary, bound, r);
+  part.sign_test = p.sign;
   return part;
 }
+
+// The last quality point's FCD; the first's.
+double FinalFcd(const Run& run) { return run.quality_history.back().quality.fcd.value(); }
+double FirstFcd(const Run& run) { return run.quality_history.front().quality.fcd.value(); }
 
 struct Setting {
   std::string suffix, label;
@@ -96,34 +94,35 @@ struct Setting {
 
 }  // namespace
 
-json MeasureClaims(const json& results) {
-  if (results["dataset"] != "mnist" || !FindVariant(results, "relu") || !FindVariant(results, "lrelu:0.2")) {
-    return nullptr;
+std::optional<std::vector<Claim>> MeasureClaims(const Results& results) {
+  if (results.study.dataset != "mnist" || !FindVariant(results, "relu") ||
+      !FindVariant(results, "lrelu:0.2")) {
+    return std::nullopt;
   }
-  const double steps = results["steps"].get<double>();
+  const double steps = results.study.steps;
   // "by about step 2,000".
   const Window w = Around2000(steps);
   const double last_third = steps * 2 / 3, last_two_thirds = steps / 3;
-  const auto layer2_zero = [&](const json& rows, const json&) {
-    return WindowMean(rows, "sparsity_zero", 1, w.from, w.to);
+  const auto layer2_zero = [&](const Run& r) {
+    return WindowMean(r.history, {&Row::zero, 1}, w.from, w.to);
   };
-  const auto layer2_nonpos = [&](const json& rows, const json&) {
-    return WindowMean(rows, "sparsity_nonpos", 1, w.from, w.to);
+  const auto layer2_nonpos = [&](const Run& r) {
+    return WindowMean(r.history, {&Row::nonpos, 1}, w.from, w.to);
   };
-  const auto d_per_term_last_third = [&](const json& rows, const json&) {
-    return WindowMean(rows, "d_loss", -1, last_third + 1, steps) / 2;
+  const auto d_per_term_last_third = [&](const Run& r) {
+    return WindowMean(r.history, &Row::d_loss, last_third + 1, steps) / 2;
   };
-  const auto g_slope = [&](const json& rows, const json&) {
-    return SlopeBetween(rows, "g_loss", -1, last_two_thirds, steps);
+  const auto g_slope = [&](const Run& r) {
+    return SlopeBetween(r.history, &Row::g_loss, last_two_thirds, steps);
   };
-  const auto fcd_ratio = [](const json&, const json& q) {
-    return q.back()["fcd"].get<double>() / q.front()["fcd"].get<double>();
-  };
-  const auto d_std = [&](const json& rows, const json&) { return StdAfter(rows, "d_loss", last_third); };
+  const auto fcd_ratio = [](const Run& r) { return FinalFcd(r) / FirstFcd(r); };
+  const auto d_std = [&](const Run& r) { return StdAfter(r.history, &Row::d_loss, last_third); };
   const std::string window = "steps " + Format(w.from) + "-" + Format(w.to);
 
-  using Measure = std::function<json(const std::string& suffix)>;  // null if its variants are absent
-  struct Claim {
+  // A claim in one norm setting (its variants' names end in `suffix`);
+  // none if its variants are absent.
+  using Measure = std::function<std::optional<ClaimSetting>(const std::string& suffix)>;
+  struct ClaimDef {
     std::string id, text;
     Measure measure;
   };
@@ -132,16 +131,16 @@ json MeasureClaims(const json& results) {
                                    std::string what, double low, double high,
                                    std::string bound) -> Measure {
     return [&results, &window, variant, label, fraction, what, low, high,
-            bound](const std::string& sfx) -> json {
-      const json* v = FindVariant(results, variant + sfx);
-      if (!v) return nullptr;
-      const Summary s = PerSeed(RunsOf(*v), fraction);
+            bound](const std::string& sfx) -> std::optional<ClaimSetting> {
+      const VariantResults* v = FindVariant(results, variant + sfx);
+      if (!v) return std::nullopt;
+      const Summary s = PerSeed(v->runs, fraction);
       const Result r = Check(s, low, high);
-      return {{"parts", {Part(label + " layer 2, fraction " + what + ", " + window, s, bound, r)}},
-              {"verdict", Verdict({r})}};
+      return ClaimSetting{
+          "", {Part(label + " layer 2, fraction " + what + ", " + window, s, bound, r)}, Verdict({r})};
     };
   };
-  const std::vector<Claim> claims = {
+  const std::vector<ClaimDef> claims = {
       {"relu_sparsity",
        "ReLU: more than 85% of layer 2's activations exactly zero by about step 2,000",
        layer2_fraction("relu", "ReLU", layer2_zero, "exactly 0", 0.85, 1.0, "> 0.85")},
@@ -157,30 +156,32 @@ json MeasureClaims(const json& results) {
       {"relu_stuck",
        "ReLU: the discriminator loss stuck near 0.69, the generator loss climbing, samples that "
        "look like noise",
-       [&](const std::string& sfx) -> json {
-         const json* relu = FindVariant(results, "relu" + sfx);
-         if (!relu) return nullptr;
-         const Runs runs = RunsOf(*relu);
+       [&](const std::string& sfx) -> std::optional<ClaimSetting> {
+         const VariantResults* relu = FindVariant(results, "relu" + sfx);
+         if (!relu) return std::nullopt;
+         const std::vector<Run>& runs = relu->runs;
          const Summary d = PerSeed(runs, d_per_term_last_third), g = PerSeed(runs, g_slope),
                        q = PerSeed(runs, fcd_ratio);
          const Result rd = Check(d, kLn2 - 0.05, kLn2 + 0.05), rg = Check(g, kAboveZero, INFINITY),
                       rq = Check(q, 0.5, INFINITY);
-         return {{"parts", {Part("ReLU D loss per term (sum / 2), last third", d, "0.643-0.743 (ln 2 +- 0.05)", rd),
-                            Part("ReLU G loss slope per 1000 steps, last two thirds", g, "> 0", rg),
-                            Part("ReLU final FCD / first measured FCD", q, ">= 0.5", rq)}},
-                 {"verdict", Verdict({rd, rg, rq})}};
+         return ClaimSetting{
+             "",
+             {Part("ReLU D loss per term (sum / 2), last third", d, "0.643-0.743 (ln 2 +- 0.05)", rd),
+              Part("ReLU G loss slope per 1000 steps, last two thirds", g, "> 0", rg),
+              Part("ReLU final FCD / first measured FCD", q, ">= 0.5", rq)},
+             Verdict({rd, rg, rq})};
        }},
       {"lrelu_learns",
        "LeakyReLU: the discriminator loss falling from 0.69 to about 0.45, the generator loss "
        "falling, digits with clear outlines",
-       [&](const std::string& sfx) -> json {
-         const json* lrelu = FindVariant(results, "lrelu:0.2" + sfx);
-         if (!lrelu) return nullptr;
-         const Runs runs = RunsOf(*lrelu);
+       [&](const std::string& sfx) -> std::optional<ClaimSetting> {
+         const VariantResults* lrelu = FindVariant(results, "lrelu:0.2" + sfx);
+         if (!lrelu) return std::nullopt;
+         const std::vector<Run>& runs = lrelu->runs;
          const Summary d = PerSeed(runs, d_per_term_last_third), g = PerSeed(runs, g_slope),
                        q = PerSeed(runs, fcd_ratio);
-         const Summary classes = PerSeed(runs, [](const json&, const json& quality) {
-           return quality.back()["class_coverage"].get<double>();
+         const Summary classes = PerSeed(runs, [](const Run& r) {
+           return r.quality_history.back().quality.class_coverage.value();
          });
          const Result rd = Check(d, 0.40, 0.50), rg = Check(g, -INFINITY, -kAboveZero);
          const Result rq = Check(q, 0, 0.5);
@@ -189,149 +190,150 @@ json MeasureClaims(const json& results) {
                            : classes.mean == 10 && classes.std == 0     ? Result::kHolds
                            : classes.ci_high < 10                       ? Result::kFails
                                                                         : Result::kUnclear;
-         return {{"parts", {Part("LeakyReLU D loss per term (sum / 2), last third", d, "0.40-0.50", rd),
-                            Part("LeakyReLU G loss slope per 1000 steps, last two thirds", g, "< 0", rg),
-                            Part("LeakyReLU final FCD / first measured FCD", q, "< 0.5", rq),
-                            Part("LeakyReLU classes in the final samples", classes, "10 in every seed", rc)}},
-                 {"verdict", Verdict({rd, rg, rq, rc})}};
+         return ClaimSetting{
+             "",
+             {Part("LeakyReLU D loss per term (sum / 2), last third", d, "0.40-0.50", rd),
+              Part("LeakyReLU G loss slope per 1000 steps, last two thirds", g, "< 0", rg),
+              Part("LeakyReLU final FCD / first measured FCD", q, "< 0.5", rq),
+              Part("LeakyReLU classes in the final samples", classes, "10 in every seed", rc)},
+             Verdict({rd, rg, rq, rc})};
        }},
       {"lrelu_better_than_relu",
        "LeakyReLU trains a better generator than ReLU (ReLU's samples like noise, LeakyReLU's "
        "clear digits)",
-       [&](const std::string& sfx) -> json {
-         const json* relu = FindVariant(results, "relu" + sfx);
-         const json* lrelu = FindVariant(results, "lrelu:0.2" + sfx);
-         if (!relu || !lrelu) return nullptr;
-         const PairedResult gap = Paired(*relu, *lrelu, [](const json&, const json& q) {
-           return q.back()["fcd"].get<double>();
-         });
+       [&](const std::string& sfx) -> std::optional<ClaimSetting> {
+         const VariantResults* relu = FindVariant(results, "relu" + sfx);
+         const VariantResults* lrelu = FindVariant(results, "lrelu:0.2" + sfx);
+         if (!relu || !lrelu) return std::nullopt;
+         const PairedResult gap = Paired(*relu, *lrelu, FinalFcd);
          const Result r = Check(gap.summary, kAboveZero, INFINITY);
-         return {{"parts", {PairedPart("final FCD, ReLU minus LeakyReLU (paired)", gap, "> 0", r)}},
-                 {"verdict", Verdict({r})}};
+         return ClaimSetting{
+             "", {PairedPart("final FCD, ReLU minus LeakyReLU (paired)", gap, "> 0", r)}, Verdict({r})};
        }},
       {"prelu_oscillates",
        "PReLU: larger loss oscillation and slower convergence than LeakyReLU",
-       [&](const std::string& sfx) -> json {
-         const json* prelu = FindVariant(results, "prelu" + sfx);
-         const json* lrelu = FindVariant(results, "lrelu:0.2" + sfx);
-         if (!prelu || !lrelu) return nullptr;
-         const double threshold = 1.5 * (*lrelu)["final"]["fcd"].get<double>();
-         const auto reach = [&](const json&, const json& q) {
-           for (const json& point : q) {
-             if (point["fcd"].get<double>() <= threshold) return point["step"].get<double>();
+       [&](const std::string& sfx) -> std::optional<ClaimSetting> {
+         const VariantResults* prelu = FindVariant(results, "prelu" + sfx);
+         const VariantResults* lrelu = FindVariant(results, "lrelu:0.2" + sfx);
+         if (!prelu || !lrelu) return std::nullopt;
+         const double threshold = 1.5 * lrelu->final.quality.fcd.value();
+         const auto reach = [&](const Run& r) {
+           for (const QualityPoint& point : r.quality_history) {
+             if (point.quality.fcd.value() <= threshold) return static_cast<double>(point.step);
            }
            return steps;
          };
          const PairedResult osc = Paired(*prelu, *lrelu, d_std), conv = Paired(*prelu, *lrelu, reach);
          const Result ro = Check(osc.summary, kAboveZero, INFINITY),
                       rc = Check(conv.summary, kAboveZero, INFINITY);
-         return {{"parts", {PairedPart("D loss std over the last third, PReLU minus LeakyReLU (paired)", osc, "> 0", ro),
-                            PairedPart("first step with FCD <= " + Format(threshold) +
-                                     " (1.5x LeakyReLU's final), PReLU minus LeakyReLU (paired)",
-                                 conv, "> 0", rc)}},
-                 {"verdict", Verdict({ro, rc})}};
+         return ClaimSetting{
+             "",
+             {PairedPart("D loss std over the last third, PReLU minus LeakyReLU (paired)", osc, "> 0", ro),
+              PairedPart("first step with FCD <= " + Format(threshold) +
+                             " (1.5x LeakyReLU's final), PReLU minus LeakyReLU (paired)",
+                         conv, "> 0", rc)},
+             Verdict({ro, rc})};
        }},
   };
 
-  json out = json::array();
-  for (const Claim& claim : claims) {
-    json settings = json::array();
+  std::vector<Claim> out;
+  for (const ClaimDef& claim : claims) {
+    std::vector<ClaimSetting> settings;
     std::vector<Result> verdicts;
     for (const Setting& s : {Setting{"", "no norm"}, Setting{"+bn", "batch norm"}}) {
-      json measured = claim.measure(s.suffix);
-      if (measured.is_null()) continue;
-      measured["setting"] = s.label;
-      verdicts.push_back(FromVerdict(measured["verdict"]));
-      settings.push_back(measured);
+      std::optional<ClaimSetting> measured = claim.measure(s.suffix);
+      if (!measured) continue;
+      measured->setting = s.label;
+      verdicts.push_back(FromVerdict(measured->verdict));
+      settings.push_back(std::move(*measured));
     }
     if (settings.empty()) continue;
-    out.push_back({{"id", claim.id}, {"claim", claim.text}, {"settings", settings},
-                   {"verdict", Verdict(verdicts)}});
+    out.push_back({claim.id, claim.text, std::move(settings), Verdict(verdicts)});
   }
 
   // f16: from the precision table (captured layer-2 pre-activations).
-  if (results.contains("precision")) {
-    json counts;
-    for (const json& row : results["precision"]["rows"]) {
-      counts[row["format"].get<std::string>()] = {row["flushed_to_zero"], row["negatives"]};
-    }
+  if (results.precision) {
+    const PrecisionTable& precision = *results.precision;
+    const auto row = [&](const char* format) -> const PrecisionRow* {
+      for (const PrecisionRow& r : precision.rows) {
+        if (r.format == format) return &r;
+      }
+      return nullptr;
+    };
     const auto zeros = [&](const char* format) {
-      return counts.contains(format) ? counts[format][0].get<long long>() : -1;
+      return row(format) ? row(format)->flushed_to_zero : -1;
     };
     const long long native = zeros("f16, native f16 arithmetic"),
                     ftz = zeros("f16, native, flush-to-zero"), ours = zeros("f16, leaky (f32 compute)");
     if (native >= 0 && ftz >= 0 && ours >= 0) {
-      const long long negatives = counts["f16, native f16 arithmetic"][1].get<long long>();
+      const long long negatives = row("f16, native f16 arithmetic")->negatives;
       const std::string verdict = ours == 0 && native > 0 ? "reproduced"
                                   : ours == 0 && ftz > 0  ? "mixed"
                                                           : "not reproduced";
-      const auto part = [&](const std::string& what, long long n) {
-        return json{{"what", what}, {"count", n}, {"of", negatives}};
+      const auto part = [&](const std::string& what, long long n) -> ClaimPart {
+        return CountPart{what, n, negatives};
       };
       out.push_back(
-          {{"id", "f16_underflow"},
-           {"claim", "f16: small negative products underflow to zero unless computed in f32"},
-           {"settings",
-            {{{"setting", "layer-2 pre-activations of " + results["precision"]["source"].get<std::string>() +
-                              ", slope " + Format(results["precision"]["slope"].get<double>())},
-              {"parts", {part("negative inputs whose product became 0: native f16 arithmetic", native),
-                         part("the same with flush-to-zero", ftz),
-                         part("this library's f16 (computed in f32, rounded once)", ours)}},
-              {"verdict", verdict}}}},
-           {"verdict", verdict}});
+          {"f16_underflow",
+           "f16: small negative products underflow to zero unless computed in f32",
+           {{"layer-2 pre-activations of " + precision.source + ", slope " + Format(precision.slope),
+             {part("negative inputs whose product became 0: native f16 arithmetic", native),
+              part("the same with flush-to-zero", ftz),
+              part("this library's f16 (computed in f32, rounded once)", ours)},
+             verdict}},
+           verdict});
     }
   }
   return out;
 }
 
-std::string ClaimPartText(const json& p) {
-  if (p.contains("count")) {
-    return p["what"].get<std::string>() + ": " + std::to_string(p["count"].get<long long>()) +
-           " of " + std::to_string(p["of"].get<long long>());
+std::string ClaimPartText(const ClaimPart& part) {
+  if (const auto* c = std::get_if<CountPart>(&part)) {
+    return c->what + ": " + std::to_string(c->count) + " of " + std::to_string(c->of);
   }
-  std::string text = p["what"].get<std::string>() + ": " + Format(p["mean"].get<double>()) + " [" +
-                     Format(p["ci_low"].get<double>()) + ", " + Format(p["ci_high"].get<double>()) +
-                     "], n=" + std::to_string(p["n"].get<int>());
-  if (p.contains("sign_test")) {
-    const json& t = p["sign_test"];
+  const auto& p = std::get<IntervalPart>(part);
+  std::string text = p.what + ": " + Format(p.mean) + " [" + Format(p.ci_low) + ", " +
+                     Format(p.ci_high) + "], n=" + std::to_string(p.n);
+  if (p.sign_test) {
     char buffer[96];
-    std::snprintf(buffer, sizeof(buffer), "; sign test %d+ %d-, p = %.3g", t["positive"].get<int>(),
-                  t["negative"].get<int>(), t["p"].get<double>());
+    std::snprintf(buffer, sizeof(buffer), "; sign test %d+ %d-, p = %.3g", p.sign_test->positive,
+                  p.sign_test->negative, p.sign_test->p);
     text += buffer;
   }
-  return text + "; bound " + p["bound"].get<std::string>() + ": " + p["result"].get<std::string>();
+  return text + "; bound " + p.bound + ": " + p.result;
 }
 
-std::string ClaimsMarkdown(const json& claims) {
+std::string ClaimsMarkdown(const std::vector<Claim>& claims) {
   std::ostringstream md;
   md << "| claim | setting | measured: mean [95% Student-t interval over seeds] | verdict |\n"
      << "|---|---|---|---|\n";
-  for (const json& c : claims) {
-    for (const json& s : c["settings"]) {
-      md << "| " << c["claim"].get<std::string>() << " | " << s["setting"].get<std::string>() << " | ";
+  for (const Claim& c : claims) {
+    for (const ClaimSetting& s : c.settings) {
+      md << "| " << c.text << " | " << s.setting << " | ";
       bool first = true;
-      for (const json& p : s["parts"]) {
+      for (const ClaimPart& p : s.parts) {
         md << (first ? "" : "<br>") << ClaimPartText(p);
         first = false;
       }
-      md << " | **" << s["verdict"].get<std::string>() << "** |\n";
+      md << " | **" << s.verdict << "** |\n";
     }
-    md << "| | **overall** | | **" << c["verdict"].get<std::string>() << "** |\n";
+    md << "| | **overall** | | **" << c.verdict << "** |\n";
   }
   return md.str();
 }
 
-std::string ClaimsBySetupMarkdown(const std::vector<std::pair<std::string, json>>& setups) {
+std::string ClaimsBySetupMarkdown(
+    const std::vector<std::pair<std::string, std::vector<Claim>>>& setups) {
   // Rows in the order the claims first appear; (claim id, setting).
   std::vector<std::pair<std::string, std::string>> rows;
   std::vector<std::string> texts;
   for (const auto& [label, claims] : setups) {
-    for (const json& c : claims) {
-      for (const json& s : c["settings"]) {
-        const std::pair<std::string, std::string> key{c["id"], s["setting"]};
+    for (const Claim& c : claims) {
+      for (const ClaimSetting& s : c.settings) {
+        const std::pair<std::string, std::string> key{c.id, s.setting};
         if (std::find(rows.begin(), rows.end(), key) == rows.end()) {
           rows.push_back(key);
-          texts.push_back(c["claim"]);
+          texts.push_back(c.text);
         }
       }
     }
@@ -347,10 +349,10 @@ std::string ClaimsBySetupMarkdown(const std::vector<std::pair<std::string, json>
     int reproduced = 0, measured = 0;
     for (const auto& setup : setups) {
       std::string verdict = "-";
-      for (const json& c : setup.second) {
-        if (c["id"] != rows[r].first) continue;
-        for (const json& s : c["settings"]) {
-          if (s["setting"] == rows[r].second) verdict = s["verdict"];
+      for (const Claim& c : setup.second) {
+        if (c.id != rows[r].first) continue;
+        for (const ClaimSetting& s : c.settings) {
+          if (s.setting == rows[r].second) verdict = s.verdict;
         }
       }
       if (verdict != "-") ++measured;

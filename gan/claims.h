@@ -45,31 +45,32 @@
 #ifndef LEAKY_GAN_CLAIMS_H_
 #define LEAKY_GAN_CLAIMS_H_
 
-#include <nlohmann/json.hpp>
-
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "records.h"
+
 namespace leaky::gan {
 
 // The claims measured on MNIST results with variants named relu and
-// lrelu:0.2 (and prelu for its claim), without and with "+bn"; null for
+// lrelu:0.2 (and prelu for its claim), without and with "+bn"; none for
 // other studies.
-nlohmann::json MeasureClaims(const nlohmann::json& results);
+std::optional<std::vector<Claim>> MeasureClaims(const Results& results);
 
 // One measured part of a claim as a line of text.
-std::string ClaimPartText(const nlohmann::json& part);
+std::string ClaimPartText(const ClaimPart& part);
 
 // The claims as a Markdown table (docs/study/README.md; the report has
 // its own HTML table).
-std::string ClaimsMarkdown(const nlohmann::json& claims);
+std::string ClaimsMarkdown(const std::vector<Claim>& claims);
 
 // The claims of several setups (label, MeasureClaims of its study) as one
 // Markdown table: a row per claim and norm setting, a verdict column per
 // setup, and in how many setups the claim was reproduced.
 std::string ClaimsBySetupMarkdown(
-    const std::vector<std::pair<std::string, nlohmann::json>>& setups);
+    const std::vector<std::pair<std::string, std::vector<Claim>>>& setups);
 
 }  // namespace leaky::gan
 

@@ -21,7 +21,6 @@ namespace leaky::gan {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using json = nlohmann::json;
 
 // Seeds of the generators that are the same for every run, so every variant
 // and seed is measured against the same real digits and drawn on the same
@@ -179,6 +178,26 @@ LabData LoadLabData(const LabConfig& config) {
   return data;
 }
 
+// The quality of generated samples (MNIST: FCD, class coverage and KL;
+// ring8: modes and the high-quality share).
+Quality SampleQuality(const LabConfig& config, const LabData& data, const torch::Tensor& samples) {
+  torch::NoGradGuard no_grad;
+  Quality quality;
+  if (config.data == Dataset::kMnist) {
+    Classifier classifier = data.classifier;  // a module's forward is not const
+    const torch::Tensor features = classifier->Features(samples);
+    const auto [covered, kl] = ClassCoverage(classifier->forward(samples).argmax(1));
+    quality.fcd = FrechetDistance(features, data.real_features);
+    quality.class_coverage = covered;
+    quality.class_kl = kl;
+  } else {
+    const auto [modes, share] = Ring8Quality(samples, std::max(1, config.samples / 100));
+    quality.modes_covered = modes;
+    quality.high_quality_share = share;
+  }
+  return quality;
+}
+
 // Debian's PyTorch calls the system BLAS (OpenBLAS through the
 // alternatives), whose own threads spin and yield between calls and fight
 // PyTorch's intra-op threads for the cores: measured here, a ring8 run spent
@@ -193,26 +212,7 @@ void SingleThreadedBlas() {
 
 }  // namespace
 
-std::vector<RunKey> PlannedRuns(const LabConfig& config) {
-  std::vector<RunKey> runs;
-  for (size_t v = 0; v < config.variants.size(); ++v) {
-    for (int seed = config.first_seed; seed < config.first_seed + config.seeds; ++seed) {
-      runs.push_back({v, seed});
-    }
-  }
-  return runs;
-}
-
-std::vector<RunKey> ShardRuns(const LabConfig& config) {
-  const std::vector<RunKey> all = PlannedRuns(config);
-  std::vector<RunKey> mine;
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (InShard(i, config.shard_index, config.shard_count)) mine.push_back(all[i]);
-  }
-  return mine;
-}
-
-json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
+Results RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
   SingleThreadedBlas();
   if (config.threads > 0) torch::set_num_threads(config.threads);
   const std::filesystem::path run_dir = std::filesystem::path(config.out_dir) / config.name;
@@ -221,20 +221,17 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
   const int quality_every = config.quality_every > 0 ? config.quality_every
                                                      : std::max(1, config.steps / 20);
 
-  json plan_variants = json::array();
+  Study study;
   for (const Variant& v : config.variants) {
-    json layers = json::array();
-    for (const ActivationSpec& a : LayerActs(config, v)) layers.push_back(a.Name());
-    plan_variants.push_back({{"name", v.name},
-                             {"activation", v.act.Name()},
-                             {"d_norm", v.batch_norm ? "batch" : "none"},
-                             {"layer_activations", layers}});
+    PlannedVariant planned{v.name, v.act.Name(), v.batch_norm ? "batch" : "none", {}};
+    for (const ActivationSpec& a : LayerActs(config, v)) planned.layer_activations.push_back(a.Name());
+    study.plan.variants.push_back(std::move(planned));
     std::filesystem::remove_all(run_dir / v.name);  // no files left from an earlier run
   }
   const std::vector<RunKey> runs = ShardRuns(config);
   Progress progress{0, static_cast<int>(runs.size()), Clock::now()};
   progress.total_steps = static_cast<double>(config.steps) * progress.run_count;
-  std::vector<json> records;
+  std::vector<Run> runs_done;
   bool stopped = false;
   for (const RunKey& key : runs) {
     const Variant& v = config.variants[key.variant];
@@ -242,14 +239,12 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
     // The plan's first seed keeps its sample grids and pre-activations,
     // whichever shard runs it.
     const bool capture = key.seed == config.first_seed;
-    json quality = json::array();
+    std::vector<QualityPoint> quality;
     const std::optional<TrainedRun> run = TrainRun(
         config, data, v, key.seed, capture, quality_every,
         [&](int step) { progress.Logged(config, v, key.seed, step); },
         [&](int step, const torch::Tensor& samples) {
-          json point = SampleQuality(config, data, samples);
-          point["step"] = step;
-          quality.push_back(point);
+          quality.push_back({step, SampleQuality(config, data, samples)});
         },
         stop);
     if (!run) {
@@ -257,56 +252,42 @@ json RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
       break;
     }
     WriteRunFiles(config, run_dir / v.name, key.seed, *run);
-    json history = json::array(), probes = json::array();
-    for (const Row& r : run->rows) history.push_back(RowJson(r));
-    for (const Probe& p : run->probes) probes.push_back(ProbeJson(p));
-    records.push_back({{"variant", v.name},
-                       {"seed", key.seed},
-                       {"final", FinalOf(*run, quality.back())},
-                       {"history", history},
-                       {"quality_history", quality},
-                       {"probe_history", probes}});
+    runs_done.push_back({v.name, key.seed,
+                         FinalOf(run->rows, run->probes, run->step_ms, quality.back().quality),
+                         run->rows, std::move(quality), run->probes});
   }
   if (config.terminal) std::fprintf(stderr, "\n");
-  json meta = {{"name", config.name},
-               {"preset", config.preset},
-               {"lab_version", kLabVersion},
-               {"dataset", config.data == Dataset::kMnist ? "mnist" : "ring8"},
-               {"data_checksum", config.data == Dataset::kMnist
-                                     ? Checksum(data.digits.images) + Checksum(data.digits.labels)
-                                     : "generated"},
-               {"classifier_checksum",
-                config.data == Dataset::kMnist ? Checksum(data.real_features) : "none"},
-               {"steps", config.steps},
-               {"seeds", config.seeds},
-               {"first_seed", config.first_seed},
-               {"batch", config.data == Dataset::kMnist ? config.batch : config.batch * 4},
-               {"log_every", config.log_every},
-               {"quality_every", quality_every},
-               {"samples", config.samples},
-               {"threads", torch::get_num_threads()},
-               {"models", DescribeModels(config.data, config.shape)},
-               {"width", config.shape.width},
-               {"init", InitName(config.shape.init)},
-               {"probe_every", config.probe_every},
-               {"base_activation", config.base_act.Name()},
-               {"plan", {{"variants", plan_variants},
-                         {"seeds", config.seeds},
-                         {"first_seed", config.first_seed}}},
-               {"stopped_early", stopped}};
+  study.name = config.name;
+  study.preset = config.preset;
+  study.lab_version = kLabVersion;
+  study.dataset = config.data == Dataset::kMnist ? "mnist" : "ring8";
+  study.data_checksum = config.data == Dataset::kMnist
+                            ? Checksum(data.digits.images) + Checksum(data.digits.labels)
+                            : "generated";
+  study.classifier_checksum = config.data == Dataset::kMnist ? Checksum(data.real_features) : "none";
+  study.steps = config.steps;
+  study.seeds = study.plan.seeds = config.seeds;
+  study.first_seed = study.plan.first_seed = config.first_seed;
+  study.batch = config.data == Dataset::kMnist ? config.batch : config.batch * 4;
+  study.log_every = config.log_every;
+  study.quality_every = quality_every;
+  study.samples = config.samples;
+  study.threads = torch::get_num_threads();
+  study.models = DescribeModels(config.data, config.shape);
+  study.width = config.shape.width;
+  study.init = InitName(config.shape.init);
+  study.probe_every = config.probe_every;
+  study.base_activation = config.base_act.Name();
+  study.stopped_early = stopped;
   if (config.data == Dataset::kMnist) {
-    meta["classifier"] = {
-        {"train_digits", kClassifierTrainDigits},
-        {"held_out_digits", data.digits.images.size(0) - kClassifierTrainDigits},
-        {"held_out_accuracy", data.classifier_accuracy},
-        {"real_fcd_floor", data.real_fcd_floor},
-        {"what", "real_fcd_floor: FCD between two disjoint held-out sets of " +
-                     std::to_string(config.samples) + " real digits (the reference and another)"}};
+    study.classifier = ClassifierInfo{
+        kClassifierTrainDigits, data.digits.images.size(0) - kClassifierTrainDigits,
+        data.classifier_accuracy, data.real_fcd_floor,
+        "real_fcd_floor: FCD between two disjoint held-out sets of " +
+            std::to_string(config.samples) + " real digits (the reference and another)"};
   }
-  if (config.shard_count > 1) {
-    meta["shard"] = {{"index", config.shard_index}, {"count", config.shard_count}};
-  }
-  return AssembleResults(meta, std::move(records), run_dir);
+  if (config.shard_count > 1) study.shard = {config.shard_index, config.shard_count};
+  return AssembleResults(std::move(study), std::move(runs_done), run_dir);
 }
 
 }  // namespace leaky::gan

@@ -5,62 +5,50 @@
 
 namespace leaky::gan {
 
-using json = nlohmann::json;
-
-const json* FindVariant(const json& results, const std::string& name) {
-  for (const json& v : results["variants"]) {
-    if (v["name"] == name) return &v;
+const VariantResults* FindVariant(const Results& results, const std::string& name) {
+  for (const VariantResults& v : results.variants) {
+    if (v.plan.name == name) return &v;
   }
   return nullptr;
 }
 
-Runs RunsOf(const json& v) {
-  Runs r;
-  for (size_t i = 0; i < v["history"].size(); ++i) {
-    r.rows.push_back(&v["history"][i]);
-    r.quality.push_back(&v["quality_history"][i]);
-    if (v.contains("probe_history")) r.probes.push_back(&v["probe_history"][i]);
-  }
-  return r;
+bool Probed(const VariantResults& variant) {
+  return !variant.runs.empty() && variant.runs.front().probe_history.has_value();
 }
 
-double Field(const json& row, const std::string& key, int layer) {
-  return layer < 0 ? row[key].get<double>() : row[key][static_cast<size_t>(layer)].get<double>();
-}
-
-double WindowMean(const json& rows, const std::string& key, int layer, double from, double to) {
+double WindowMean(const std::vector<Row>& rows, const RowField& field, double from, double to) {
   double sum = 0;
   int n = 0;
-  for (const json& row : rows) {
-    const double step = row["step"].get<double>();
-    if (step >= from && step <= to) sum += Field(row, key, layer), ++n;
+  for (const Row& row : rows) {
+    const double step = row.step;
+    if (step >= from && step <= to) sum += field(row), ++n;
   }
   return n ? sum / n : NAN;
 }
 
-double StdAfter(const json& rows, const std::string& key, double from) {
+double StdAfter(const std::vector<Row>& rows, const RowField& field, double from) {
   std::vector<double> x;
-  for (const json& row : rows) {
-    if (row["step"].get<double>() > from) x.push_back(row[key].get<double>());
+  for (const Row& row : rows) {
+    if (row.step > from) x.push_back(field(row));
   }
   return x.size() < 2 ? NAN : Summarize(x).std;
 }
 
-double SlopeBetween(const json& rows, const std::string& key, int layer, double from, double to) {
+double SlopeBetween(const std::vector<Row>& rows, const RowField& field, double from, double to) {
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const json& row : rows) {
-    const double step = row["step"].get<double>();
+  for (const Row& row : rows) {
+    const double step = row.step;
     if (step <= from || step > to) continue;
-    const double x = step / 1000, y = Field(row, key, layer);
+    const double x = step / 1000, y = field(row);
     n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
   }
   const double d = n * sxx - sx * sx;
   return n >= 2 && d != 0 ? (n * sxy - sx * sy) / d : NAN;
 }
 
-Summary PerSeed(const Runs& runs, const PerRun& f) {
+Summary PerSeed(const std::vector<Run>& runs, const PerRun& f) {
   std::vector<double> values;
-  for (size_t i = 0; i < runs.rows.size(); ++i) values.push_back(f(*runs.rows[i], *runs.quality[i]));
+  for (const Run& run : runs) values.push_back(f(run));
   return Summarize(values);
 }
 

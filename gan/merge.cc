@@ -2,50 +2,69 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <tuple>
 
 #include "claims.h"
-#include "lab.h"
-#include "models.h"
+#include "config.h"
 #include "precision.h"
+#include "results_json.h"
 #include "summary.h"
 
 namespace leaky::gan {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::json;
 
 // The slope of the precision table when no layer 2 is LeakyReLU.
 constexpr double kPrecisionFallbackSlope = 0.2;
 // A run's captured files (the plan's first seed only).
 constexpr const char* kPreact = "preact_layer2.f32";
 
-// The keys that make runs parts of one study: merge refuses to combine runs
-// that differ in any of them. (Threads may differ: a cluster's nodes do.)
-const char* const kIdentityKeys[] = {"lab_version", "preset",   "dataset",       "data_checksum",
-                                     "classifier_checksum", "steps", "batch", "log_every",
-                                     "quality_every", "samples", "models", "base_activation",
-                                     "width", "init", "probe_every"};
+std::string Quoted(const std::string& s) { return "\"" + s + "\""; }
+std::string Text(const std::optional<int>& v) { return v ? std::to_string(*v) : "null"; }
+std::string Text(const std::optional<std::string>& v) { return v ? Quoted(*v) : "null"; }
+
+// The settings that make runs parts of one study, as results.json writes
+// them: merge refuses to combine runs that differ in any of them. (Threads
+// may differ: a cluster's nodes do.)
+const std::pair<const char*, std::function<std::string(const Study&)>> kIdentity[] = {
+    {"lab_version", [](const Study& s) { return std::to_string(s.lab_version); }},
+    {"preset", [](const Study& s) { return Quoted(s.preset); }},
+    {"dataset", [](const Study& s) { return Quoted(s.dataset); }},
+    {"data_checksum", [](const Study& s) { return Quoted(s.data_checksum); }},
+    {"classifier_checksum", [](const Study& s) { return Quoted(s.classifier_checksum); }},
+    {"steps", [](const Study& s) { return std::to_string(s.steps); }},
+    {"batch", [](const Study& s) { return std::to_string(s.batch); }},
+    {"log_every", [](const Study& s) { return std::to_string(s.log_every); }},
+    {"quality_every", [](const Study& s) { return std::to_string(s.quality_every); }},
+    {"samples", [](const Study& s) { return std::to_string(s.samples); }},
+    {"models", [](const Study& s) { return Quoted(s.models); }},
+    {"base_activation", [](const Study& s) { return Quoted(s.base_activation); }},
+    {"width", [](const Study& s) { return Text(s.width); }},
+    {"init", [](const Study& s) { return Text(s.init); }},
+    {"probe_every", [](const Study& s) { return Text(s.probe_every); }},
+};
 
 [[noreturn]] void Refuse(const std::string& why) { throw std::runtime_error("gan merge: " + why); }
 
 // The precision table, on the layer-2 pre-activations of the first variant
 // whose layer 2 is LeakyReLU, at that variant's slope; else of the first
 // variant that has them, at the base activation's slope
-// (kPrecisionFallbackSlope if that is not LeakyReLU either). Null if none
+// (kPrecisionFallbackSlope if that is not LeakyReLU either). None if none
 // were captured.
-json PrecisionTable(const json& meta, const fs::path& run_dir) {
-  const ActivationSpec base = ParseActivation(meta["base_activation"].get<std::string>());
+std::optional<PrecisionTable> MeasuredPrecision(const Study& study, const fs::path& run_dir) {
+  const ActivationSpec base = ParseActivation(study.base_activation);
   double slope = base.kind == ActivationKind::kLeakyRelu ? base.slope : kPrecisionFallbackSlope;
   std::string source;
-  for (const json& v : meta["plan"]["variants"]) {
-    const std::string file = v["name"].get<std::string>() + "/" + kPreact;
+  for (const PlannedVariant& v : study.plan.variants) {
+    const std::string file = v.name + "/" + kPreact;
     if (!fs::exists(run_dir / file)) continue;
-    const ActivationSpec layer2 = ParseActivation(v["layer_activations"][1].get<std::string>());
+    const ActivationSpec layer2 = ParseActivation(v.layer_activations.at(1));
     if (source.empty() || layer2.kind == ActivationKind::kLeakyRelu) {
       source = file;
       if (layer2.kind == ActivationKind::kLeakyRelu) {
@@ -54,12 +73,12 @@ json PrecisionTable(const json& meta, const fs::path& run_dir) {
       }
     }
   }
-  if (source.empty()) return nullptr;
+  if (source.empty()) return std::nullopt;
   std::ifstream in(run_dir / source, std::ios::binary | std::ios::ate);
   std::vector<float> x(static_cast<size_t>(in.tellg()) / sizeof(float));
   in.seekg(0);
   in.read(reinterpret_cast<char*>(x.data()), static_cast<std::streamsize>(x.size() * sizeof(float)));
-  return PrecisionJson(MeasurePrecision(x, slope), slope, source);
+  return PrecisionTable{slope, source, MeasurePrecision(x, slope)};
 }
 
 std::string RunName(const std::string& variant, int seed) {
@@ -69,56 +88,37 @@ std::string RunName(const std::string& variant, int seed) {
 // One input folder of a merge.
 struct Part {
   std::string dir;
-  json results;
-  std::vector<json> records;
+  Results results;
   int shard_index = 1, shard_count = 1;
-  int plan_first = 0, plan_seeds = 0;
 };
 
 Part ReadPart(const std::string& dir) {
   Part p;
   p.dir = dir;
-  const fs::path file = fs::path(dir) / "results.json";
-  std::ifstream in(file);
-  if (!in) Refuse(dir + " has no results.json (not a lab run folder)");
-  p.results = json::parse(in, nullptr, false);
-  if (p.results.is_discarded() || !p.results.is_object() || !p.results.contains("variants")) {
-    Refuse(file.string() + " is not a lab results.json");
+  try {
+    p.results = ReadResults(dir);
+  } catch (const std::runtime_error& e) {
+    Refuse(e.what());
   }
-  const int version = p.results.value("lab_version", 1);
+  const int version = p.results.study.lab_version;
   if (version != kLabVersion) {
     Refuse(dir + " was written by lab version " + std::to_string(version) + ", this is " +
            std::to_string(kLabVersion) + ": run it again");
   }
-  if (p.results.contains("shard")) {
-    p.shard_index = p.results["shard"]["index"].get<int>();
-    p.shard_count = p.results["shard"]["count"].get<int>();
-  }
-  p.plan_first = p.results["plan"]["first_seed"].get<int>();
-  p.plan_seeds = p.results["plan"]["seeds"].get<int>();
-  for (const json& v : p.results["variants"]) {
-    const json& seeds = v["seeds_run"];
-    for (size_t i = 0; i < seeds.size(); ++i) {
-      p.records.push_back({{"variant", v["name"]},
-                           {"seed", seeds[i]},
-                           {"final", v["per_seed"][i]},
-                           {"history", v["history"][i]},
-                           {"quality_history", v["quality_history"][i]},
-                           {"probe_history", v["probe_history"][i]}});
-    }
-  }
+  if (p.results.study.shard) std::tie(p.shard_index, p.shard_count) = *p.results.study.shard;
   return p;
 }
 
 // The runs of a plan (variants in order, seeds first .. first + seeds - 1)
 // in shard K of N: PlannedRuns' order and InShard's rule, on names.
-std::vector<std::pair<std::string, int>> PlannedSlice(const json& variants, int first, int seeds,
-                                                      int shard_index, int shard_count) {
+std::vector<std::pair<std::string, int>> PlannedSlice(const std::vector<PlannedVariant>& variants,
+                                                      int first, int seeds, int shard_index,
+                                                      int shard_count) {
   std::vector<std::pair<std::string, int>> mine;
   size_t index = 0;
-  for (const json& v : variants) {
+  for (const PlannedVariant& v : variants) {
     for (int s = first; s < first + seeds; ++s, ++index) {
-      if (InShard(index, shard_index, shard_count)) mine.emplace_back(v["name"], s);
+      if (InShard(index, shard_index, shard_count)) mine.emplace_back(v.name, s);
     }
   }
   return mine;
@@ -126,18 +126,19 @@ std::vector<std::pair<std::string, int>> PlannedSlice(const json& variants, int 
 
 // The runs a part was asked for.
 std::vector<std::pair<std::string, int>> PlannedSlice(const Part& p) {
-  return PlannedSlice(p.results["plan"]["variants"], p.plan_first, p.plan_seeds, p.shard_index,
-                      p.shard_count);
+  const Study::Plan& plan = p.results.study.plan;
+  return PlannedSlice(plan.variants, plan.first_seed, plan.seeds, p.shard_index, p.shard_count);
 }
 
 void CheckSameStudy(const Part& a, const Part& b) {
-  for (const char* key : kIdentityKeys) {
-    if (a.results[key] != b.results[key]) {
-      Refuse(a.dir + " and " + b.dir + " differ in " + key + " (" + a.results[key].dump() +
-             " vs " + b.results[key].dump() + "): not parts of one study");
+  for (const auto& [key, text] : kIdentity) {
+    const std::string ta = text(a.results.study), tb = text(b.results.study);
+    if (ta != tb) {
+      Refuse(a.dir + " and " + b.dir + " differ in " + key + " (" + ta + " vs " + tb +
+             "): not parts of one study");
     }
   }
-  if (a.results["plan"]["variants"] != b.results["plan"]["variants"]) {
+  if (a.results.study.plan.variants != b.results.study.plan.variants) {
     Refuse(a.dir + " and " + b.dir + " differ in their variants: not parts of one study");
   }
 }
@@ -155,44 +156,30 @@ void CopyFile(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
-json AssembleResults(json meta, std::vector<json> records, const fs::path& run_dir) {
-  std::stable_sort(records.begin(), records.end(), [](const json& a, const json& b) {
-    return a["seed"].get<int>() < b["seed"].get<int>();
-  });
-  json variants = json::array();
-  for (const json& planned : meta["plan"]["variants"]) {
-    std::vector<json> finals;
-    json seeds = json::array(), histories = json::array(), qualities = json::array(),
-         probes = json::array();
-    for (const json& r : records) {
-      if (r["variant"] != planned["name"]) continue;
-      seeds.push_back(r["seed"]);
-      finals.push_back(r["final"]);
-      histories.push_back(r["history"]);
-      qualities.push_back(r["quality_history"]);
-      probes.push_back(r["probe_history"]);
+Results AssembleResults(Study study, std::vector<Run> runs, const fs::path& run_dir) {
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const Run& a, const Run& b) { return a.seed < b.seed; });
+  Results results;
+  for (const PlannedVariant& planned : study.plan.variants) {
+    VariantResults v{planned, {}, {}, {}};
+    std::vector<Final> finals;
+    for (const Run& r : runs) {
+      if (r.variant != planned.name) continue;
+      v.runs.push_back(r);
+      finals.push_back(r.final);
     }
     if (finals.empty()) continue;
-    json v = planned;
-    v["seeds_completed"] = static_cast<int>(finals.size());
-    v["seeds_run"] = seeds;
-    v["final"] = MeanOverSeeds(finals);
-    v["per_seed"] = finals;
-    v["summary"] = SummaryOverSeeds(finals);
-    v["history"] = histories;
-    v["quality_history"] = qualities;
-    v["probe_history"] = probes;
-    variants.push_back(v);
+    v.final = MeanOverSeeds(finals);
+    v.summary = SummaryOverSeeds(finals);
+    results.variants.push_back(std::move(v));
   }
-  meta["variants"] = variants;
-  const json precision = PrecisionTable(meta, run_dir);
-  if (!precision.is_null()) meta["precision"] = precision;
-  const json claims = MeasureClaims(meta);
-  if (!claims.is_null()) meta["claims"] = claims;
-  return meta;
+  results.precision = MeasuredPrecision(study, run_dir);
+  results.study = std::move(study);
+  results.claims = MeasureClaims(results);
+  return results;
 }
 
-json MergeResults(const MergeOptions& options) {
+Results MergeResults(const MergeOptions& options) {
   if (options.inputs.empty()) Refuse("no run folders given");
   std::vector<Part> parts;
   for (const std::string& dir : options.inputs) {
@@ -205,16 +192,18 @@ json MergeResults(const MergeOptions& options) {
 
   // No run twice.
   std::map<std::pair<std::string, int>, const Part*> where;
-  std::vector<json> records;
+  std::vector<Run> runs;
   for (const Part& p : parts) {
-    for (const json& r : p.records) {
-      const auto key = std::make_pair(r["variant"].get<std::string>(), r["seed"].get<int>());
-      const auto [it, fresh] = where.emplace(key, &p);
-      if (!fresh) {
-        Refuse(RunName(key.first, key.second) + " is in both " + it->second->dir + " and " +
-               p.dir + " (a shard or seed given twice)");
+    for (const VariantResults& v : p.results.variants) {
+      for (const Run& r : v.runs) {
+        const auto key = std::make_pair(r.variant, r.seed);
+        const auto [it, fresh] = where.emplace(key, &p);
+        if (!fresh) {
+          Refuse(RunName(key.first, key.second) + " is in both " + it->second->dir + " and " +
+                 p.dir + " (a shard or seed given twice)");
+        }
+        runs.push_back(r);
       }
-      records.push_back(r);
     }
   }
   // No shard or run missing: every shard 1..N of each sharded plan, and
@@ -222,7 +211,8 @@ json MergeResults(const MergeOptions& options) {
   std::map<std::tuple<int, int, int>, std::set<int>> shards;  // (first, seeds, N) -> indices
   std::set<std::pair<std::string, int>> expected;
   for (const Part& p : parts) {
-    if (p.shard_count > 1) shards[{p.plan_first, p.plan_seeds, p.shard_count}].insert(p.shard_index);
+    const Study::Plan& plan = p.results.study.plan;
+    if (p.shard_count > 1) shards[{plan.first_seed, plan.seeds, p.shard_count}].insert(p.shard_index);
     for (const auto& run : PlannedSlice(p)) expected.insert(run);
   }
   std::vector<std::string> missing_shards, missing_runs;
@@ -231,7 +221,8 @@ json MergeResults(const MergeOptions& options) {
     for (int k = 1; k <= count; ++k) {
       if (indices.count(k)) continue;
       missing_shards.push_back(std::to_string(k) + "/" + std::to_string(count));
-      for (const auto& run : PlannedSlice(parts[0].results["plan"]["variants"], first, seeds, k, count)) {
+      for (const auto& run :
+           PlannedSlice(parts[0].results.study.plan.variants, first, seeds, k, count)) {
         expected.insert(run);
       }
     }
@@ -246,40 +237,36 @@ json MergeResults(const MergeOptions& options) {
   }
 
   // The merged study's configuration: the parts' own, over all their seeds.
-  json meta = parts[0].results;
-  for (const char* key : {"variants", "precision", "claims", "speed_check", "shard", "partial"}) {
-    meta.erase(key);
-  }
-  int first = parts[0].plan_first, last = first + parts[0].plan_seeds - 1;
+  Study study = parts[0].results.study;
+  study.speed_check.reset();
+  study.shard.reset();
+  study.partial.reset();
+  int first = study.plan.first_seed, last = first + study.plan.seeds - 1;
   bool stopped = false, same_threads = true;
   for (const Part& p : parts) {
-    first = std::min(first, p.plan_first);
-    last = std::max(last, p.plan_first + p.plan_seeds - 1);
-    stopped = stopped || p.results["stopped_early"].get<bool>();
-    same_threads = same_threads && p.results["threads"] == parts[0].results["threads"];
-    if (!meta.contains("speed_check") && p.results.contains("speed_check")) {
-      meta["speed_check"] = p.results["speed_check"];
-    }
+    const Study& s = p.results.study;
+    first = std::min(first, s.plan.first_seed);
+    last = std::max(last, s.plan.first_seed + s.plan.seeds - 1);
+    stopped = stopped || s.stopped_early;
+    same_threads = same_threads && s.threads == parts[0].results.study.threads;
+    if (!study.speed_check && s.speed_check) study.speed_check = s.speed_check;
   }
-  meta["name"] = fs::path(options.out).filename().string();
-  meta["seeds"] = meta["plan"]["seeds"] = last - first + 1;
-  meta["first_seed"] = meta["plan"]["first_seed"] = first;
-  meta["stopped_early"] = stopped;
+  study.name = fs::path(options.out).filename().string();
+  study.seeds = study.plan.seeds = last - first + 1;
+  study.first_seed = study.plan.first_seed = first;
+  study.stopped_early = stopped;
   if (!same_threads) {
-    json threads = json::array();
-    for (const Part& p : parts) threads.push_back(p.results["threads"]);
-    meta["threads_per_part"] = threads;
+    study.threads_per_part.emplace();
+    for (const Part& p : parts) study.threads_per_part->push_back(p.results.study.threads);
   }
-  if (!missing_runs.empty()) {
-    meta["partial"] = {{"missing_runs", missing_runs}, {"missing_shards", missing_shards}};
-  }
+  if (!missing_runs.empty()) study.partial = Partial{missing_runs, missing_shards};
 
   // The files: every run's CSV; the captured grids and pre-activations from
   // the part that ran the variant's lowest seed (a single run captures its
   // first seed).
   fs::create_directories(options.out);
-  for (const json& planned : meta["plan"]["variants"]) {
-    const std::string name = planned["name"];
+  for (const PlannedVariant& planned : study.plan.variants) {
+    const std::string& name = planned.name;
     const fs::path to = fs::path(options.out) / name;
     fs::remove_all(to);
     const Part* lowest = nullptr;
@@ -299,7 +286,7 @@ json MergeResults(const MergeOptions& options) {
       }
     }
   }
-  return AssembleResults(meta, std::move(records), options.out);
+  return AssembleResults(std::move(study), std::move(runs), options.out);
 }
 
 }  // namespace leaky::gan

@@ -6,21 +6,20 @@
 #ifndef LEAKY_GAN_MERGE_H_
 #define LEAKY_GAN_MERGE_H_
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "records.h"
+
 namespace leaky::gan {
 
-// `meta`: the configuration keys of results.json, with "plan" (the variants
-// in order, seeds, first_seed). `records`: one per finished run ({variant,
-// seed, final, history, quality_history}), in any order. Groups them by
-// variant (plan order, seeds ascending), summarises over seeds, and adds the
-// precision table from `run_dir`'s captured pre-activations.
-nlohmann::json AssembleResults(nlohmann::json meta, std::vector<nlohmann::json> records,
-                               const std::filesystem::path& run_dir);
+// `study`: the study's configuration with its plan (the variants in order,
+// seeds, first_seed). `runs`: the finished runs, in any order. Groups them
+// by variant (plan order, seeds ascending), summarises over seeds, adds the
+// precision table from `run_dir`'s captured pre-activations and measures
+// the claims.
+Results AssembleResults(Study study, std::vector<Run> runs, const std::filesystem::path& run_dir);
 
 struct MergeOptions {
   std::vector<std::string> inputs;  // run folders (each with results.json)
@@ -31,9 +30,9 @@ struct MergeOptions {
 // Checks that the inputs are parts of one study (the same lab version,
 // preset, data, models and settings; no run twice; no shard or run missing
 // unless allow_partial), then copies the runs' files into `out` and returns
-// the merged results.json contents. Throws std::runtime_error with one line
-// before writing anything when the inputs do not fit together.
-nlohmann::json MergeResults(const MergeOptions& options);
+// the merged results. Throws std::runtime_error with one line before
+// writing anything when the inputs do not fit together.
+Results MergeResults(const MergeOptions& options);
 
 }  // namespace leaky::gan
 

@@ -2,79 +2,7 @@
 
 #include <leaky/torch.hpp>
 
-#include <cmath>
-#include <stdexcept>
-
 namespace leaky::gan {
-
-namespace {
-
-struct KindText {
-  ActivationKind kind;
-  const char* name;
-};
-constexpr KindText kKindNames[] = {{ActivationKind::kRelu, "relu"},
-                                   {ActivationKind::kLeakyRelu, "lrelu"},
-                                   {ActivationKind::kPrelu, "prelu"},
-                                   {ActivationKind::kElu, "elu"},
-                                   {ActivationKind::kRrelu, "rrelu"}};
-
-}  // namespace
-
-const char* KindName(ActivationKind kind) {
-  for (const KindText& k : kKindNames) {
-    if (k.kind == kind) return k.name;
-  }
-  return "?";
-}
-
-std::string ActivationSpec::Name() const {
-  std::string name = KindName(kind);
-  if (kind == ActivationKind::kLeakyRelu ||
-      (kind == ActivationKind::kPrelu && slope != kPreluDefaultInit)) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof(buffer), ":%g", slope);
-    name += buffer;
-  }
-  return torch_impl ? name + "@torch" : name;
-}
-
-ActivationSpec ParseActivation(const std::string& text) {
-  ActivationSpec spec;
-  std::string body = text;
-  const auto at = body.find('@');
-  if (at != std::string::npos) {
-    if (body.substr(at) != "@torch") throw std::invalid_argument("unknown suffix in '" + text + "'");
-    spec.torch_impl = true;
-    body = body.substr(0, at);
-  }
-  const auto colon = body.find(':');
-  const std::string kind = body.substr(0, colon);
-  const KindText* found = nullptr;
-  for (const KindText& k : kKindNames) {
-    if (kind == k.name) found = &k;
-  }
-  const bool takes_number =
-      found != nullptr && (found->kind == ActivationKind::kLeakyRelu || found->kind == ActivationKind::kPrelu);
-  if (found == nullptr || (colon != std::string::npos && !takes_number)) {
-    throw std::invalid_argument("activation '" + text +
-                                "' is not relu, lrelu:<slope>, prelu[:<init>], elu or rrelu");
-  }
-  spec.kind = found->kind;
-  if (spec.kind == ActivationKind::kPrelu) spec.slope = kPreluDefaultInit;
-  if (colon != std::string::npos) {
-    size_t used = 0;
-    try {
-      spec.slope = std::stod(body.substr(colon + 1), &used);
-    } catch (const std::exception&) {
-      used = 0;  // not a number at all (std::stod's own message says only "stod")
-    }
-    if (used == 0 || used != body.size() - colon - 1 || !std::isfinite(spec.slope)) {
-      throw std::invalid_argument("bad slope in '" + text + "': a finite number is needed");
-    }
-  }
-  return spec;
-}
 
 torch::nn::AnyModule MakeActivation(const ActivationSpec& spec, int64_t channels, int64_t seed) {
   namespace tnn = torch::nn;
@@ -135,12 +63,6 @@ int64_t Scaled(int64_t channels, const ModelShape& shape) {
 }
 
 }  // namespace
-
-int64_t LatentSize(Dataset data, ModelShape shape) {
-  return data == Dataset::kRing8 ? 8 : shape.width == 2 ? 100 : 64;
-}
-
-const char* InitName(Init init) { return init == Init::kDcgan ? "dcgan" : "default"; }
 
 void InitParameters(torch::nn::Module& module, Init init) {
   if (init == Init::kDefault) return;

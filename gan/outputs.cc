@@ -19,7 +19,7 @@ void WriteCsv(const std::filesystem::path& path, const std::vector<Row>& rows) {
   std::ofstream out(path);
   out << "step,d_loss,g_loss,d_real,d_fake,grad_norm_first_layer,step_ms";
   for (const char* what : {"sparsity_zero", "sparsity_nonpos", "dead_channels"}) {
-    for (int l = 1; l <= DiscriminatorImpl::kHidden; ++l) out << "," << what << "_l" << l;
+    for (int l = 1; l <= kHiddenLayers; ++l) out << "," << what << "_l" << l;
   }
   out << "\n";
   char buffer[64];

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "lab.h"
+#include "config.h"
 #include "train.h"
 
 namespace leaky::gan {

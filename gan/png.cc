@@ -89,20 +89,4 @@ torch::Tensor ScatterImage(const torch::Tensor& samples, int64_t size) {
   return image.round().to(torch::kUInt8);
 }
 
-std::string Base64(const std::vector<uint8_t>& bytes) {
-  static const char kTable[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t v = static_cast<uint32_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<uint32_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) v |= bytes[i + 2];
-    out += kTable[(v >> 18) & 63];
-    out += kTable[(v >> 12) & 63];
-    out += i + 1 < bytes.size() ? kTable[(v >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kTable[v & 63] : '=';
-  }
-  return out;
-}
-
 }  // namespace leaky::gan

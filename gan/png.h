@@ -6,7 +6,6 @@
 #include <torch/torch.h>
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace leaky::gan {
@@ -20,8 +19,6 @@ torch::Tensor ImageGrid(const torch::Tensor& images, int64_t columns);
 // ring8 samples [N, 2] as a 2-D histogram image over [-3, 3]^2 (darker =
 // more samples), the eight mode centres marked.
 torch::Tensor ScatterImage(const torch::Tensor& samples, int64_t size);
-
-std::string Base64(const std::vector<uint8_t>& bytes);
 
 }  // namespace leaky::gan
 

@@ -71,17 +71,4 @@ std::vector<PrecisionRow> MeasurePrecision(const std::vector<float>& x, double s
   };
 }
 
-nlohmann::json PrecisionJson(const std::vector<PrecisionRow>& rows, double slope,
-                             const std::string& source) {
-  nlohmann::json table = nlohmann::json::array();
-  for (const auto& r : rows) {
-    table.push_back({{"format", r.format},
-                     {"negatives", r.negatives},
-                     {"flushed_to_zero", r.flushed_to_zero},
-                     {"max_relative_error", r.max_relative_error},
-                     {"mean_relative_error", r.mean_relative_error}});
-  }
-  return {{"slope", slope}, {"source", source}, {"rows", table}};
-}
-
 }  // namespace leaky::gan

@@ -6,8 +6,6 @@
 #ifndef LEAKY_GAN_PRECISION_H_
 #define LEAKY_GAN_PRECISION_H_
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -22,8 +20,14 @@ struct PrecisionRow {
 };
 
 std::vector<PrecisionRow> MeasurePrecision(const std::vector<float>& x, double slope);
-nlohmann::json PrecisionJson(const std::vector<PrecisionRow>& rows, double slope,
-                             const std::string& source);
+
+// The rows measured on `source`'s values at `slope` (results.json's
+// "precision", `leaky precision --json`).
+struct PrecisionTable {
+  double slope = 0;
+  std::string source;
+  std::vector<PrecisionRow> rows;
+};
 
 }  // namespace leaky::gan
 

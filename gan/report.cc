@@ -4,18 +4,18 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "claims.h"
-#include "png.h"
+#include "measures.h"
 
 namespace leaky::gan {
 namespace {
-
-using json = nlohmann::json;
 
 const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
                                 "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
@@ -41,38 +41,49 @@ std::string Number(double v, const char* format = "%.4g") {
   return buffer;
 }
 
-// One value of a history row: a number, or element `layer` of an array.
-double Value(const json& row, const std::string& key, int layer) {
-  const json& v = row[key];
-  return layer < 0 ? v.get<double>() : v[static_cast<size_t>(layer)].get<double>();
+// A run's curve: (step, value) at each logged row or quality point.
+using Curve = std::function<std::vector<std::pair<double, double>>(const Run&)>;
+
+Curve RowCurve(const RowField& field) {
+  return [field](const Run& run) {
+    std::vector<std::pair<double, double>> points;
+    for (const Row& r : run.history) points.emplace_back(r.step, field(r));
+    return points;
+  };
+}
+
+Curve QualityCurve(std::optional<double> Quality::*measure) {
+  return [measure](const Run& run) {
+    std::vector<std::pair<double, double>> points;
+    for (const QualityPoint& p : run.quality_history) points.emplace_back(p.step, (p.quality.*measure).value());
+    return points;
+  };
 }
 
 // A line per variant (mean over seeds) with a band from the lowest to the
 // highest seed.
-// `history`: "history" (the logged rows) or "quality_history".
-std::string Chart(const json& results, const std::string& key, int layer, const std::string& title,
-                  const char* history = "history") {
+std::string Chart(const Results& results, const Curve& curve, const std::string& title) {
   const double width = 380, height = 200, left = 48, right = 10, top = 24, bottom = 28;
   struct Series {
     std::vector<double> steps, mean, low, high;
   };
   std::vector<Series> all;
   double x_max = 1, y_min = INFINITY, y_max = -INFINITY;
-  for (const json& v : results["variants"]) {
+  for (const VariantResults& v : results.variants) {
     Series s;
-    if (!v.contains(history)) continue;
-    const json& histories = v[history];
-    const size_t rows = histories.empty() ? 0 : histories[0].size();
+    std::vector<std::vector<std::pair<double, double>>> curves;
+    for (const Run& run : v.runs) curves.push_back(curve(run));
+    const size_t rows = curves.empty() ? 0 : curves[0].size();
     for (size_t r = 0; r < rows; ++r) {
       double sum = 0, low = INFINITY, high = -INFINITY;
-      for (const json& h : histories) {
-        const double value = Value(h[r], key, layer);
+      for (const auto& c : curves) {
+        const double value = c[r].second;
         sum += value;
         low = std::min(low, value);
         high = std::max(high, value);
       }
-      s.steps.push_back(histories[0][r]["step"].get<double>());
-      s.mean.push_back(sum / static_cast<double>(histories.size()));
+      s.steps.push_back(curves[0][r].first);
+      s.mean.push_back(sum / static_cast<double>(curves.size()));
       s.low.push_back(low);
       s.high.push_back(high);
       x_max = std::max(x_max, s.steps.back());
@@ -114,20 +125,20 @@ std::string Chart(const json& results, const std::string& key, int layer, const 
   return svg.str();
 }
 
-std::string Legend(const json& results) {
+std::string Legend(const Results& results) {
   std::ostringstream out;
   out << "<p class=\"legend\">";
   size_t i = 0;
-  for (const json& v : results["variants"]) {
+  for (const VariantResults& v : results.variants) {
     out << "<span><i style=\"background:" << kColours[i++ % std::size(kColours)] << "\"></i>"
-        << Escape(v["name"].get<std::string>()) << "</span> ";
+        << Escape(v.plan.name) << "</span> ";
   }
   out << "(lines: mean over seeds; bands: lowest to highest seed)</p>";
   return out.str();
 }
 
-std::string SummaryTable(const json& results) {
-  const bool mnist = results["dataset"] == "mnist";
+std::string SummaryTable(const Results& results) {
+  const bool mnist = results.study.dataset == "mnist";
   std::vector<std::pair<std::string, std::string>> metrics = {
       {"d_loss", "D loss"}, {"g_loss", "G loss"}, {"d_real", "D(x)"}, {"d_fake", "D(G(z))"},
       {"grad_norm_first_layer", "|grad| layer 1"}};
@@ -143,30 +154,25 @@ std::string SummaryTable(const json& results) {
   for (const auto& m : metrics) out << "<th>" << Escape(m.second) << "</th>";
   out << "<th>D loss per term</th>";
   out << "<th>zero fraction per layer</th><th>&le; 0 per layer</th><th>dead channels per layer</th></tr></thead><tbody>";
-  for (const json& v : results["variants"]) {
-    out << "<tr><td>" << Escape(v["name"].get<std::string>()) << "</td><td>"
-        << v["seeds_completed"].get<int>() << "</td>";
+  for (const VariantResults& v : results.variants) {
+    out << "<tr><td>" << Escape(v.plan.name) << "</td><td>" << v.runs.size() << "</td>";
     for (const auto& m : metrics) {
-      const json& s = v["summary"][m.first];
-      out << "<td>" << Number(s["mean"].get<double>());
-      if (s["n"].get<int>() < 2) {
+      const Summary& s = v.summary.at(m.first);
+      out << "<td>" << Number(s.mean);
+      if (s.n < 2) {
         out << "<br><small>(1 seed: no interval)</small></td>";
         continue;
       }
-      out << " &plusmn; " << Number(s["std"].get<double>(), "%.2g") << "<br><small>["
-          << Number(s["ci_low"].get<double>()) << ", " << Number(s["ci_high"].get<double>())
-          << "]</small></td>";
+      out << " &plusmn; " << Number(s.std, "%.2g") << "<br><small>[" << Number(s.ci_low) << ", "
+          << Number(s.ci_high) << "]</small></td>";
     }
-    const json& d = v["summary"]["d_loss"];
-    out << "<td>" << Number(d["mean"].get<double>() / 2);
-    if (d["n"].get<int>() >= 2) {
-      out << "<br><small>[" << Number(d["ci_low"].get<double>() / 2) << ", "
-          << Number(d["ci_high"].get<double>() / 2) << "]</small>";
-    }
+    const Summary& d = v.summary.at("d_loss");
+    out << "<td>" << Number(d.mean / 2);
+    if (d.n >= 2) out << "<br><small>[" << Number(d.ci_low / 2) << ", " << Number(d.ci_high / 2) << "]</small>";
     out << "</td>";
-    for (const char* key : {"sparsity_zero", "sparsity_nonpos", "dead_channels"}) {
+    for (const PerLayer* values : {&v.final.sparsity_zero, &v.final.sparsity_nonpos, &v.final.dead_channels}) {
       out << "<td>";
-      for (const json& x : v["final"][key]) out << Number(x.get<double>(), "%.2f") << " ";
+      for (double x : *values) out << Number(x, "%.2f") << " ";
       out << "</td>";
     }
     out << "</tr>";
@@ -180,17 +186,17 @@ std::string SummaryTable(const json& results) {
   return out.str();
 }
 
-std::string ClaimsTable(const json& claims) {
+std::string ClaimsTable(const std::vector<Claim>& claims) {
   std::ostringstream html;
   html << "<table><thead><tr><th>claim</th><th>setting</th><th>measured: mean [95% Student-t "
           "interval over seeds]</th><th>verdict</th></tr></thead><tbody>";
-  for (const json& c : claims) {
-    for (const json& s : c["settings"]) {
-      html << "<tr><td>" << Escape(c["claim"]) << "</td><td>" << Escape(s["setting"]) << "</td><td>";
-      for (const json& p : s["parts"]) html << Escape(ClaimPartText(p)) << "<br>";
-      html << "</td><td><b>" << Escape(s["verdict"]) << "</b></td></tr>";
+  for (const Claim& c : claims) {
+    for (const ClaimSetting& s : c.settings) {
+      html << "<tr><td>" << Escape(c.text) << "</td><td>" << Escape(s.setting) << "</td><td>";
+      for (const ClaimPart& p : s.parts) html << Escape(ClaimPartText(p)) << "<br>";
+      html << "</td><td><b>" << Escape(s.verdict) << "</b></td></tr>";
     }
-    html << "<tr><td></td><td><b>overall</b></td><td></td><td><b>" << Escape(c["verdict"])
+    html << "<tr><td></td><td><b>overall</b></td><td></td><td><b>" << Escape(c.verdict)
          << "</b></td></tr>";
   }
   html << "</tbody></table><p class=\"note\">How each claim is measured, and the bounds (fixed "
@@ -200,10 +206,10 @@ std::string ClaimsTable(const json& claims) {
   return html.str();
 }
 
-std::string SampleGrids(const json& results, const std::string& run_dir) {
+std::string SampleGrids(const Results& results, const std::string& run_dir) {
   std::ostringstream out;
-  for (const json& v : results["variants"]) {
-    const std::filesystem::path dir = std::filesystem::path(run_dir) / v["name"].get<std::string>();
+  for (const VariantResults& v : results.variants) {
+    const std::filesystem::path dir = std::filesystem::path(run_dir) / v.plan.name;
     std::vector<std::pair<int, std::filesystem::path>> images;
     if (std::filesystem::exists(dir)) {
       for (const auto& entry : std::filesystem::directory_iterator(dir)) {
@@ -214,7 +220,7 @@ std::string SampleGrids(const json& results, const std::string& run_dir) {
       }
     }
     std::sort(images.begin(), images.end());
-    out << "<div class=\"grids\"><h3>" << Escape(v["name"].get<std::string>()) << "</h3>";
+    out << "<div class=\"grids\"><h3>" << Escape(v.plan.name) << "</h3>";
     for (const auto& [step, path] : images) {
       std::ifstream in(path, std::ios::binary);
       const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
@@ -226,20 +232,19 @@ std::string SampleGrids(const json& results, const std::string& run_dir) {
   return out.str();
 }
 
-std::string PrecisionTable(const json& results) {
-  if (!results.contains("precision")) return "<p>No pre-activations were captured.</p>";
-  const json& p = results["precision"];
+std::string PrecisionSection(const Results& results) {
+  if (!results.precision) return "<p>No pre-activations were captured.</p>";
+  const PrecisionTable& p = *results.precision;
   std::ostringstream out;
-  out << "<p>LeakyReLU(" << Number(p["slope"].get<double>()) << ") applied to the discriminator's "
-      << "layer-2 pre-activations (" << Escape(p["source"].get<std::string>())
+  out << "<p>LeakyReLU(" << Number(p.slope) << ") applied to the discriminator's "
+      << "layer-2 pre-activations (" << Escape(p.source)
       << "), compared with the exact product of the f32 input and the slope.</p><table><thead><tr>"
          "<th>format</th><th>negative inputs</th><th>flushed to exactly 0</th><th>max rel. "
          "error</th><th>mean rel. error</th></tr></thead><tbody>";
-  for (const json& r : p["rows"]) {
-    out << "<tr><td>" << Escape(r["format"].get<std::string>()) << "</td><td>"
-        << r["negatives"].get<long long>() << "</td><td>" << r["flushed_to_zero"].get<long long>()
-        << "</td><td>" << Number(r["max_relative_error"].get<double>(), "%.3g") << "</td><td>"
-        << Number(r["mean_relative_error"].get<double>(), "%.3g") << "</td></tr>";
+  for (const PrecisionRow& r : p.rows) {
+    out << "<tr><td>" << Escape(r.format) << "</td><td>" << r.negatives << "</td><td>"
+        << r.flushed_to_zero << "</td><td>" << Number(r.max_relative_error, "%.3g") << "</td><td>"
+        << Number(r.mean_relative_error, "%.3g") << "</td></tr>";
   }
   out << "</tbody></table>";
   return out.str();
@@ -247,10 +252,27 @@ std::string PrecisionTable(const json& results) {
 
 }  // namespace
 
-std::string RenderReport(const json& results, const std::string& run_dir) {
+std::string Base64(const std::vector<uint8_t>& bytes) {
+  static const char kTable[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t v = static_cast<uint32_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<uint32_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) v |= bytes[i + 2];
+    out += kTable[(v >> 18) & 63];
+    out += kTable[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? kTable[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? kTable[v & 63] : '=';
+  }
+  return out;
+}
+
+std::string RenderReport(const Results& results, const std::string& run_dir) {
+  const Study& study = results.study;
   std::ostringstream html;
   html << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>leaky GAN lab: "
-       << Escape(results["name"].get<std::string>()) << "</title><style>"
+       << Escape(study.name) << "</title><style>"
        << "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1280px;color:#222}"
        << "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:4px 6px;"
        << "text-align:right;vertical-align:top}th{background:#f3f3f3}td:first-child{text-align:left}"
@@ -260,82 +282,86 @@ std::string RenderReport(const json& results, const std::string& run_dir) {
        << ".legend span{margin-right:14px}.legend i{display:inline-block;width:12px;height:12px;"
        << "margin-right:4px;vertical-align:middle}.grids figure{display:inline-block;margin:4px}"
        << ".grids img{image-rendering:pixelated;width:240px}.note{color:#555}</style></head><body>";
-  html << "<h1>GAN lab: " << Escape(results["name"].get<std::string>()) << "</h1><p>Data: <b>"
-       << Escape(results["dataset"].get<std::string>()) << "</b>, " << results["steps"].get<int>()
-       << " steps, batch " << results["batch"].get<int>() << ", " << results["seeds"].get<int>()
-       << " seed(s), " << results["threads"].get<int>() << " thread(s). Layers a variant does "
-       << "not choose use " << Escape(results["base_activation"].get<std::string>()) << ".</p>"
-       << "<p class=\"note\">Models: " << Escape(results["models"].get<std::string>()) << "</p>";
-  if (results.contains("classifier")) {
-    const json& c = results["classifier"];
-    html << "<p class=\"note\">Quality classifier: trained on " << c["train_digits"].get<int>()
-         << " digits, accuracy " << Number(100 * c["held_out_accuracy"].get<double>(), "%.2f")
-         << "% on the " << c["held_out_digits"].get<int>()
+  html << "<h1>GAN lab: " << Escape(study.name) << "</h1><p>Data: <b>" << Escape(study.dataset)
+       << "</b>, " << study.steps << " steps, batch " << study.batch << ", " << study.seeds
+       << " seed(s), " << study.threads << " thread(s). Layers a variant does "
+       << "not choose use " << Escape(study.base_activation) << ".</p>"
+       << "<p class=\"note\">Models: " << Escape(study.models) << "</p>";
+  if (study.classifier) {
+    const ClassifierInfo& c = *study.classifier;
+    html << "<p class=\"note\">Quality classifier: trained on " << c.train_digits
+         << " digits, accuracy " << Number(100 * c.held_out_accuracy, "%.2f") << "% on the "
+         << c.held_out_digits
          << " held out; FCD's real reference is held-out digits. <b>Real-vs-real FCD (the floor): "
-         << Number(c["real_fcd_floor"].get<double>()) << "</b> (two disjoint sets of "
-         << results["samples"].get<int>() << " real digits).</p>";
+         << Number(c.real_fcd_floor) << "</b> (two disjoint sets of " << study.samples
+         << " real digits).</p>";
   }
-  if (results["stopped_early"].get<bool>()) {
+  if (study.stopped_early) {
     html << "<p><b>Stopped early (Ctrl-C): only the runs that finished are shown.</b></p>";
   }
-  if (results.contains("partial")) {
-    const json& p = results["partial"];
-    html << "<p><b>Partial study (merged with --allow-partial): " << p["missing_runs"].size()
+  if (study.partial) {
+    const Partial& p = *study.partial;
+    html << "<p><b>Partial study (merged with --allow-partial): " << p.missing_runs.size()
          << " run(s) missing";
-    if (!p["missing_shards"].empty()) {
+    if (!p.missing_shards.empty()) {
       html << ", from shard(s)";
-      for (const json& s : p["missing_shards"]) html << " " << Escape(s.get<std::string>());
+      for (const std::string& s : p.missing_shards) html << " " << Escape(s);
     }
     html << ":";
-    for (const json& r : p["missing_runs"]) html << " " << Escape(r.get<std::string>()) << ";";
+    for (const std::string& r : p.missing_runs) html << " " << Escape(r) << ";";
     html << "</b></p>";
   }
-  if (results.contains("threads_per_part")) {
-    html << "<p class=\"note\">Merged from parts run at different thread counts ("
-         << Escape(results["threads_per_part"].dump()) << "): results can differ in the last "
-         << "bits from a run at one thread count.</p>";
-  }
-  if (results.contains("speed_check")) {
-    const json& s = results["speed_check"];
-    html << "<p>Speed check, same run: a discriminator training step with this library's "
-            "LeakyReLU took " << Number(s["leaky_ms"].get<double>()) << " ms, with "
-            "torch::nn::LeakyReLU " << Number(s["torch_ms"].get<double>()) << " ms (ratio "
-         << Number(s["ratio"].get<double>(), "%.3f");
-    if (s.contains("ratio_quartiles")) {
-      html << ", quartiles " << Number(s["ratio_quartiles"][0].get<double>(), "%.3f") << " to "
-           << Number(s["ratio_quartiles"][1].get<double>(), "%.3f");
+  if (study.threads_per_part) {
+    std::string threads;
+    for (int t : *study.threads_per_part) {
+      if (!threads.empty()) threads += ",";
+      threads += std::to_string(t);
     }
-    html << "; " << Escape(s["what"].get<std::string>()) << ").</p>";
+    html << "<p class=\"note\">Merged from parts run at different thread counts ([" << threads
+         << "]): results can differ in the last bits from a run at one thread count.</p>";
+  }
+  if (study.speed_check) {
+    const SpeedCheck& s = *study.speed_check;
+    html << "<p>Speed check, same run: a discriminator training step with this library's "
+            "LeakyReLU took " << Number(s.leaky_ms) << " ms, with "
+            "torch::nn::LeakyReLU " << Number(s.torch_ms) << " ms (ratio "
+         << Number(s.ratio, "%.3f");
+    if (s.ratio_quartiles) {
+      html << ", quartiles " << Number((*s.ratio_quartiles)[0], "%.3f") << " to "
+           << Number((*s.ratio_quartiles)[1], "%.3f");
+    }
+    html << "; " << Escape(s.what) << ").</p>";
   }
   html << "<h2>Summary</h2>" << SummaryTable(results);
-  if (results.contains("claims")) {
-    html << "<h2>The article's claims, measured</h2>" << ClaimsTable(results["claims"]);
+  if (results.claims) {
+    html << "<h2>The article's claims, measured</h2>" << ClaimsTable(*results.claims);
   }
   html << "<h2>Training curves</h2>"
        << Legend(results) << "<div class=\"charts\">";
-  for (const auto& [key, title] : std::vector<std::pair<std::string, std::string>>{
-           {"d_loss", "D loss"}, {"g_loss", "G loss"}, {"d_real", "D(x)"}, {"d_fake", "D(G(z))"},
-           {"grad_norm_first_layer", "gradient norm at D layer 1"}, {"step_ms", "ms per step"}}) {
-    html << Chart(results, key, -1, title);
+  for (const auto& [field, title] : std::vector<std::pair<double Row::*, std::string>>{
+           {&Row::d_loss, "D loss"}, {&Row::g_loss, "G loss"}, {&Row::d_real, "D(x)"},
+           {&Row::d_fake, "D(G(z))"}, {&Row::grad_norm, "gradient norm at D layer 1"},
+           {&Row::step_ms, "ms per step"}}) {
+    html << Chart(results, RowCurve(field), title);
   }
-  if (results["dataset"] == "mnist") {
-    html << Chart(results, "fcd", -1, "FCD (lower is better)", "quality_history")
-         << Chart(results, "class_coverage", -1, "classes covered", "quality_history");
+  if (study.dataset == "mnist") {
+    html << Chart(results, QualityCurve(&Quality::fcd), "FCD (lower is better)")
+         << Chart(results, QualityCurve(&Quality::class_coverage), "classes covered");
   } else {
-    html << Chart(results, "modes_covered", -1, "modes covered", "quality_history")
-         << Chart(results, "high_quality_share", -1, "high-quality share", "quality_history");
+    html << Chart(results, QualityCurve(&Quality::modes_covered), "modes covered")
+         << Chart(results, QualityCurve(&Quality::high_quality_share), "high-quality share");
   }
   html << "</div><h2>Activation sparsity and dead channels</h2><div class=\"charts\">";
   for (int layer = 0; layer < 4; ++layer) {
     const std::string l = " (layer " + std::to_string(layer + 1) + ")";
-    html << Chart(results, "sparsity_zero", layer, "fraction exactly 0" + l)
-         << Chart(results, "sparsity_nonpos", layer, "fraction <= 0" + l)
-         << Chart(results, "dead_channels", layer, "dead channels" + l);
+    html << Chart(results, RowCurve({&Row::zero, layer}), "fraction exactly 0" + l)
+         << Chart(results, RowCurve({&Row::nonpos, layer}), "fraction <= 0" + l)
+         << Chart(results, RowCurve({&Row::dead, layer}), "dead channels" + l);
   }
   // Grids are written for the run's first seed (--first-seed; 0 unless given).
-  html << "</div><h2>Samples (seed " << results.value("first_seed", 0)
-       << ", fixed noise)</h2>" << SampleGrids(results, run_dir)
-       << "<h2>Precision of the negative side in 16-bit formats</h2>" << PrecisionTable(results)
+  html << "</div><h2>Samples (seed " << study.first_seed << ", fixed noise)</h2>"
+       << SampleGrids(results, run_dir)
+       << "<h2>Precision of the negative side in 16-bit formats</h2>" << PrecisionSection(results)
        << "</body></html>\n";
   return html.str();
 }

@@ -1,15 +1,20 @@
 // report.html: one self-contained page (inline SVG charts, PNGs as data
-// URIs, no scripts or network) from results.json and the run directory.
+// URIs, no scripts or network) from the results and the run directory.
 #ifndef LEAKY_GAN_REPORT_H_
 #define LEAKY_GAN_REPORT_H_
 
-#include <nlohmann/json.hpp>
-
+#include <cstdint>
 #include <string>
+#include <vector>
+
+#include "records.h"
 
 namespace leaky::gan {
 
-std::string RenderReport(const nlohmann::json& results, const std::string& run_dir);
+std::string RenderReport(const Results& results, const std::string& run_dir);
+
+// `bytes` in Base64 (the report's images are data URIs).
+std::string Base64(const std::vector<uint8_t>& bytes);
 
 }  // namespace leaky::gan
 

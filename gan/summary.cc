@@ -1,14 +1,10 @@
 #include "summary.h"
 
 #include <algorithm>
-#include <utility>
-
-#include "metrics.h"
+#include <optional>
 
 namespace leaky::gan {
 namespace {
-
-using json = nlohmann::json;
 
 // The mean of a field over the last tenth of the logged rows.
 template <class Get>
@@ -19,100 +15,93 @@ double Tail(const std::vector<Row>& rows, Get get) {
   return sum / static_cast<double>(k);
 }
 
-// The mean over seeds of a number or of a per-layer array.
-json MeanOver(const std::vector<json>& finals, const std::string& key) {
-  if (finals.front()[key].is_array()) {
-    std::vector<double> sum(finals.front()[key].size(), 0.0);
-    for (const json& f : finals) {
-      for (size_t i = 0; i < sum.size(); ++i) sum[i] += f[key][i].get<double>();
-    }
-    for (double& v : sum) v /= static_cast<double>(finals.size());
-    return sum;
-  }
+// The mean over the finals of a number, and of a per-layer value per layer.
+template <class Get>
+double Mean(const std::vector<Final>& finals, Get get) {
   double sum = 0;
-  for (const json& f : finals) sum += f[key].get<double>();
+  for (const Final& f : finals) sum += get(f);
   return sum / static_cast<double>(finals.size());
+}
+template <class Get>
+PerLayer MeanPerLayer(const std::vector<Final>& finals, Get get) {
+  PerLayer sum(get(finals.front()).size(), 0.0);
+  for (const Final& f : finals) {
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += get(f)[i];
+  }
+  for (double& v : sum) v /= static_cast<double>(finals.size());
+  return sum;
 }
 
 }  // namespace
 
-json RowJson(const Row& r) {
-  return {{"step", r.step},           {"d_loss", r.d_loss}, {"g_loss", r.g_loss},
-          {"d_real", r.d_real},       {"d_fake", r.d_fake}, {"grad_norm_first_layer", r.grad_norm},
-          {"step_ms", r.step_ms},     {"sparsity_zero", r.zero}, {"sparsity_nonpos", r.nonpos},
-          {"dead_channels", r.dead}};
-}
-
-json ProbeJson(const Probe& p) {
-  return {{"step", p.step},
-          {"dead_channels", p.dead},
-          {"zero_real", p.zero_real},
-          {"nonpos_real", p.nonpos_real},
-          {"zero_fake", p.zero_fake},
-          {"nonpos_fake", p.nonpos_fake}};
-}
-
-json SampleQuality(const LabConfig& config, const LabData& data, const torch::Tensor& samples) {
-  torch::NoGradGuard no_grad;
-  json quality;
-  if (config.data == Dataset::kMnist) {
-    Classifier classifier = data.classifier;  // a module's forward is not const
-    const torch::Tensor features = classifier->Features(samples);
-    const auto [covered, kl] = ClassCoverage(classifier->forward(samples).argmax(1));
-    quality["fcd"] = FrechetDistance(features, data.real_features);
-    quality["class_coverage"] = covered;
-    quality["class_kl"] = kl;
-  } else {
-    const auto [modes, share] = Ring8Quality(samples, std::max(1, config.samples / 100));
-    quality["modes_covered"] = modes;
-    quality["high_quality_share"] = share;
+std::vector<std::pair<std::string, double>> Numbers(const Final& f) {
+  std::vector<std::pair<std::string, double>> numbers = {
+      {"d_loss", f.d_loss}, {"g_loss", f.g_loss}, {"d_real", f.d_real}, {"d_fake", f.d_fake},
+      {"grad_norm_first_layer", f.grad_norm_first_layer}, {"step_ms", f.step_ms}};
+  const Quality& q = f.quality;
+  for (const auto& [key, value] : {std::pair<const char*, const std::optional<double>*>{"fcd", &q.fcd},
+                                   {"class_coverage", &q.class_coverage},
+                                   {"class_kl", &q.class_kl},
+                                   {"modes_covered", &q.modes_covered},
+                                   {"high_quality_share", &q.high_quality_share}}) {
+    if (*value) numbers.emplace_back(key, **value);
   }
-  return quality;
+  return numbers;
 }
 
-json FinalOf(const TrainedRun& run, const json& quality) {
-  const std::vector<Row>& rows = run.rows;
-  json final = {
-      {"d_loss", Tail(rows, [](const Row& r) { return r.d_loss; })},
-      {"g_loss", Tail(rows, [](const Row& r) { return r.g_loss; })},
-      {"d_real", Tail(rows, [](const Row& r) { return r.d_real; })},
-      {"d_fake", Tail(rows, [](const Row& r) { return r.d_fake; })},
-      {"grad_norm_first_layer", Tail(rows, [](const Row& r) { return r.grad_norm; })},
-      {"step_ms", run.step_ms}};
-  using PerLayer = std::vector<double> Row::*;
-  for (const auto& [key, field] : {std::pair<const char*, PerLayer>{"sparsity_zero", &Row::zero},
-                                   {"sparsity_nonpos", &Row::nonpos},
-                                   {"dead_channels", &Row::dead}}) {
-    std::vector<double> per_layer;
-    for (size_t l = 0; l < DiscriminatorImpl::kHidden; ++l) {
-      per_layer.push_back(Tail(rows, [&](const Row& r) { return (r.*field)[l]; }));
+Final FinalOf(const std::vector<Row>& rows, const std::vector<Probe>& probes, double step_ms,
+              const Quality& quality) {
+  Final f;
+  f.d_loss = Tail(rows, [](const Row& r) { return r.d_loss; });
+  f.g_loss = Tail(rows, [](const Row& r) { return r.g_loss; });
+  f.d_real = Tail(rows, [](const Row& r) { return r.d_real; });
+  f.d_fake = Tail(rows, [](const Row& r) { return r.d_fake; });
+  f.grad_norm_first_layer = Tail(rows, [](const Row& r) { return r.grad_norm; });
+  f.step_ms = step_ms;
+  for (const auto& [to, field] : {std::pair{&f.sparsity_zero, &Row::zero},
+                                  {&f.sparsity_nonpos, &Row::nonpos},
+                                  {&f.dead_channels, &Row::dead}}) {
+    for (size_t l = 0; l < (rows.front().*field).size(); ++l) {
+      to->push_back(Tail(rows, [&](const Row& r) { return (r.*field)[l]; }));
     }
-    final[key] = per_layer;
   }
-  if (!run.probes.empty()) final["probe_dead_channels"] = run.probes.back().dead;
-  for (const auto& item : quality.items()) {
-    if (item.key() != "step") final[item.key()] = item.value();
-  }
-  return final;
+  if (!probes.empty()) f.probe_dead_channels = probes.back().dead;
+  f.quality = quality;
+  return f;
 }
 
-json MeanOverSeeds(const std::vector<json>& finals) {
-  json mean;
-  for (const auto& item : finals.front().items()) mean[item.key()] = MeanOver(finals, item.key());
-  return mean;
+Final MeanOverSeeds(const std::vector<Final>& finals) {
+  Final m;
+  m.d_loss = Mean(finals, [](const Final& f) { return f.d_loss; });
+  m.g_loss = Mean(finals, [](const Final& f) { return f.g_loss; });
+  m.d_real = Mean(finals, [](const Final& f) { return f.d_real; });
+  m.d_fake = Mean(finals, [](const Final& f) { return f.d_fake; });
+  m.grad_norm_first_layer = Mean(finals, [](const Final& f) { return f.grad_norm_first_layer; });
+  m.step_ms = Mean(finals, [](const Final& f) { return f.step_ms; });
+  m.sparsity_zero = MeanPerLayer(finals, [](const Final& f) -> const PerLayer& { return f.sparsity_zero; });
+  m.sparsity_nonpos =
+      MeanPerLayer(finals, [](const Final& f) -> const PerLayer& { return f.sparsity_nonpos; });
+  m.dead_channels = MeanPerLayer(finals, [](const Final& f) -> const PerLayer& { return f.dead_channels; });
+  if (finals.front().probe_dead_channels) {
+    m.probe_dead_channels = MeanPerLayer(
+        finals, [](const Final& f) -> const PerLayer& { return f.probe_dead_channels.value(); });
+  }
+  for (auto field : {&Quality::fcd, &Quality::class_coverage, &Quality::class_kl,
+                     &Quality::modes_covered, &Quality::high_quality_share}) {
+    if (finals.front().quality.*field) {
+      m.quality.*field = Mean(finals, [&](const Final& f) { return (f.quality.*field).value(); });
+    }
+  }
+  return m;
 }
 
-json SummaryOverSeeds(const std::vector<json>& finals) {
-  json summary;
-  for (const auto& item : finals.front().items()) {
-    if (item.value().is_array()) continue;
+std::map<std::string, Summary> SummaryOverSeeds(const std::vector<Final>& finals) {
+  std::map<std::string, Summary> summary;
+  const auto names = Numbers(finals.front());
+  for (size_t i = 0; i < names.size(); ++i) {
     std::vector<double> values;
-    for (const json& f : finals) values.push_back(f[item.key()].get<double>());
-    const Summary sum = Summarize(values);
-    summary[item.key()] = {{"mean", sum.mean},         {"std", sum.std},
-                           {"ci_low", sum.ci_low},     {"ci_high", sum.ci_high},
-                           {"boot_low", sum.boot_low}, {"boot_high", sum.boot_high},
-                           {"n", sum.n}};
+    for (const Final& f : finals) values.push_back(Numbers(f).at(i).second);
+    summary[names[i].first] = Summarize(values);
   }
   return summary;
 }

@@ -1,36 +1,33 @@
-// From measurements to numbers: a run's `final` object (the last tenth of its
-// logged rows, sample quality), the mean and the bootstrap summary over
-// seeds, and a row as JSON.
+// From measurements to numbers: a run's final values (the last tenth of its
+// logged rows, its last probe and quality point), and the mean and the
+// summary over seeds. Plain records, no LibTorch.
 #ifndef LEAKY_GAN_SUMMARY_H_
 #define LEAKY_GAN_SUMMARY_H_
 
-#include <nlohmann/json.hpp>
-
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "lab.h"
-#include "train.h"
+#include "records.h"
 
 namespace leaky::gan {
 
-nlohmann::json RowJson(const Row& r);
-nlohmann::json ProbeJson(const Probe& p);
-
-// The quality of generated samples (MNIST: FCD, class coverage and KL;
-// ring8: modes and the high-quality share).
-nlohmann::json SampleQuality(const LabConfig& config, const LabData& data,
-                             const torch::Tensor& samples);
-
 // A run's final values: losses, D outputs, gradient norm, per-layer sparsity
-// and dead channels over the last tenth of its rows, the mean step time, and
-// `quality` (SampleQuality of its last step).
-nlohmann::json FinalOf(const TrainedRun& run, const nlohmann::json& quality);
+// and dead channels over the last tenth of its rows, `step_ms` (the mean
+// step time), the last probe's dead channels (if any) and `quality` (of its
+// last step).
+Final FinalOf(const std::vector<Row>& rows, const std::vector<Probe>& probes, double step_ms,
+              const Quality& quality);
 
-// Per key of the runs' finals: the mean over seeds (numbers and per-layer
-// arrays) and, for numbers, mean, std and a bootstrap 95% interval.
-nlohmann::json MeanOverSeeds(const std::vector<nlohmann::json>& finals);
-nlohmann::json SummaryOverSeeds(const std::vector<nlohmann::json>& finals);
+// A final's numbers (not its per-layer values) under results.json's names.
+std::vector<std::pair<std::string, double>> Numbers(const Final& f);
+
+// The mean over seeds of every value of the runs' finals (per-layer values
+// per layer), and for each number (Numbers) mean, std, the Student-t and
+// the bootstrap 95% intervals.
+Final MeanOverSeeds(const std::vector<Final>& finals);
+std::map<std::string, Summary> SummaryOverSeeds(const std::vector<Final>& finals);
 
 }  // namespace leaky::gan
 

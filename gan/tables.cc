@@ -9,60 +9,56 @@
 namespace leaky::gan {
 namespace {
 
-using json = nlohmann::json;
-
 constexpr const char* kActs[] = {"relu", "lrelu:0.2"};
 
-std::string SetupLabel(const json& study) {
-  return "width " + std::to_string(study.value("width", 1)) + ", init " +
-         study.value("init", std::string("dcgan (v2)"));
+std::string SetupLabel(const Study& study) {
+  return "width " + std::to_string(study.width.value_or(1)) + ", init " +
+         study.init.value_or("dcgan (v2)");
 }
 
 // Per seed, the last probe's dead-channel fraction of a layer.
-Summary DeadAtLastProbe(const Runs& runs, int layer) {
+Summary DeadAtLastProbe(const std::vector<Run>& runs, int layer) {
   std::vector<double> values;
-  for (const json* probes : runs.probes) {
-    if (probes->empty()) continue;
-    values.push_back(Field(probes->back(), "dead_channels", layer));
+  for (const Run& run : runs) {
+    if (run.probe_history->empty()) continue;
+    values.push_back(run.probe_history->back().dead[static_cast<size_t>(layer)]);
   }
   return Summarize(values);
 }
 
 }  // namespace
 
-std::string CrossingMarkdown(const std::vector<json>& studies) {
+std::string CrossingMarkdown(const std::vector<Results>& studies) {
   std::ostringstream md;
   md << "| setup | activation | seeds | layer 2 exactly 0, steps 1900-2100 | layer 2 exactly 0, "
         "last third | D loss per term, last third | G-loss slope per 1000 steps, last two thirds "
         "| final FCD | real-vs-real FCD | dead channels, layer 2 | dead channels, layer 4 |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
-  for (const json& study : studies) {
-    const double steps = study["steps"].get<double>();
+  for (const Results& study : studies) {
+    const double steps = study.study.steps;
     const Window w = Around2000(steps);
     const std::string floor =
-        study.contains("classifier") ? Format(study["classifier"]["real_fcd_floor"].get<double>()) : "-";
+        study.study.classifier ? Format(study.study.classifier->real_fcd_floor) : "-";
     for (const char* act : kActs) {
-      const json* v = FindVariant(study, act);
+      const VariantResults* v = FindVariant(study, act);
       if (!v) continue;
-      const Runs runs = RunsOf(*v);
+      const std::vector<Run>& runs = v->runs;
       const auto zero2 = [&](double from, double to) {
-        return PerSeed(runs, [&](const json& rows, const json&) {
-          return WindowMean(rows, "sparsity_zero", 1, from, to);
-        });
+        return PerSeed(runs, [&](const Run& r) { return WindowMean(r.history, {&Row::zero, 1}, from, to); });
       };
-      const Summary d = PerSeed(runs, [&](const json& rows, const json&) {
-        return WindowMean(rows, "d_loss", -1, steps * 2 / 3 + 1, steps) / 2;
+      const Summary d = PerSeed(runs, [&](const Run& r) {
+        return WindowMean(r.history, &Row::d_loss, steps * 2 / 3 + 1, steps) / 2;
       });
-      const Summary g = PerSeed(runs, [&](const json& rows, const json&) {
-        return SlopeBetween(rows, "g_loss", -1, steps / 3, steps);
+      const Summary g = PerSeed(runs, [&](const Run& r) {
+        return SlopeBetween(r.history, &Row::g_loss, steps / 3, steps);
       });
-      const Summary fcd = PerSeed(runs, [](const json&, const json& q) {
-        return q.back()["fcd"].get<double>();
+      const Summary fcd = PerSeed(runs, [](const Run& r) {
+        return r.quality_history.back().quality.fcd.value();
       });
       const auto dead = [&](int layer) {
-        return runs.probes.empty() ? std::string("-") : FormatInterval(DeadAtLastProbe(runs, layer));
+        return Probed(*v) ? FormatInterval(DeadAtLastProbe(runs, layer)) : std::string("-");
       };
-      md << "| " << SetupLabel(study) << " | " << act << " | " << runs.rows.size() << " | "
+      md << "| " << SetupLabel(study.study) << " | " << act << " | " << runs.size() << " | "
          << FormatInterval(zero2(w.from, w.to)) << " | "
          << FormatInterval(zero2(steps * 2 / 3 + 1, steps)) << " | " << FormatInterval(d) << " | "
          << FormatInterval(g) << " | " << FormatInterval(fcd) << " | " << floor << " | " << dead(1)
@@ -72,37 +68,38 @@ std::string CrossingMarkdown(const std::vector<json>& studies) {
   return md.str();
 }
 
-std::string SettleMarkdown(const json& study) {
-  const double steps = study["steps"].get<double>();
+std::string SettleMarkdown(const Results& study) {
+  const double steps = study.study.steps;
   std::ostringstream md;
   md << "| steps | ReLU D loss per term | ReLU layer 2 exactly 0 | LeakyReLU D loss per term | "
         "LeakyReLU layer 2 <= 0 |\n|---|---|---|---|---|\n";
-  const json* relu = FindVariant(study, "relu");
-  const json* lrelu = FindVariant(study, "lrelu:0.2");
+  const VariantResults* relu = FindVariant(study, "relu");
+  const VariantResults* lrelu = FindVariant(study, "lrelu:0.2");
   if (!relu || !lrelu) return "";
-  const Runs r = RunsOf(*relu), l = RunsOf(*lrelu);
-  const auto window = [](const Runs& runs, const char* key, int layer, double from, double to,
-                         double scale) {
-    return Format(scale * PerSeed(runs, [&](const json& rows, const json&) {
-                            return WindowMean(rows, key, layer, from, to);
+  const std::vector<Run>& r = relu->runs;
+  const std::vector<Run>& l = lrelu->runs;
+  const RowField d_loss(&Row::d_loss), zero2(&Row::zero, 1), nonpos2(&Row::nonpos, 1);
+  const auto window = [](const std::vector<Run>& runs, const RowField& field, double from,
+                         double to, double scale) {
+    return Format(scale * PerSeed(runs, [&](const Run& run) {
+                            return WindowMean(run.history, field, from, to);
                           }).mean);
   };
   for (double from = 0; from < steps; from += 500) {
     const double to = std::min(from + 500, steps);
     md << "| " << Format(from + 1) << "-" << Format(to) << " | "
-       << window(r, "d_loss", -1, from + 1, to, 0.5) << " | "
-       << window(r, "sparsity_zero", 1, from + 1, to, 1) << " | "
-       << window(l, "d_loss", -1, from + 1, to, 0.5) << " | "
-       << window(l, "sparsity_nonpos", 1, from + 1, to, 1) << " |\n";
+       << window(r, d_loss, from + 1, to, 0.5) << " | " << window(r, zero2, from + 1, to, 1)
+       << " | " << window(l, d_loss, from + 1, to, 0.5) << " | "
+       << window(l, nonpos2, from + 1, to, 1) << " |\n";
   }
   const double tail = steps * 3 / 4;
   md << "\nSlope per 1000 steps over steps " << Format(tail + 1) << "-" << Format(steps)
      << " (mean [95% t-interval] over seeds; settled: the interval within +-" << Format(kSettledSlope)
      << "):\n\n| measure | slope | settled |\n|---|---|---|\n";
-  const auto slope = [&](const char* label, const Runs& runs, const char* key, int layer,
+  const auto slope = [&](const char* label, const std::vector<Run>& runs, const RowField& field,
                          double scale) {
-    const Summary s = PerSeed(runs, [&](const json& rows, const json&) {
-      return scale * SlopeBetween(rows, key, layer, tail, steps);
+    const Summary s = PerSeed(runs, [&](const Run& run) {
+      return scale * SlopeBetween(run.history, field, tail, steps);
     });
     const char* settled = s.n < 3 ? "no verdict (fewer than 3 seeds)"
                           : s.ci_low >= -kSettledSlope && s.ci_high <= kSettledSlope ? "yes"
@@ -110,10 +107,10 @@ std::string SettleMarkdown(const json& study) {
                                                                                     : "unclear";
     md << "| " << label << " | " << FormatInterval(s) << " | " << settled << " |\n";
   };
-  slope("ReLU D loss per term", r, "d_loss", -1, 0.5);
-  slope("ReLU layer 2 exactly 0", r, "sparsity_zero", 1, 1);
-  slope("LeakyReLU D loss per term", l, "d_loss", -1, 0.5);
-  slope("LeakyReLU layer 2 <= 0", l, "sparsity_nonpos", 1, 1);
+  slope("ReLU D loss per term", r, d_loss, 0.5);
+  slope("ReLU layer 2 exactly 0", r, zero2, 1);
+  slope("LeakyReLU D loss per term", l, d_loss, 0.5);
+  slope("LeakyReLU layer 2 <= 0", l, nonpos2, 1);
   return md.str();
 }
 

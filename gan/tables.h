@@ -1,14 +1,14 @@
 // The study's tables beyond the claims (docs/study/PLAN.md registered them
 // before the runs): the setup crossing and where long training settles.
-// Markdown, measured from results.json with measures.h, so
+// Markdown, measured from the studies' results with measures.h, so
 // docs/study/README.md can be checked against the committed results.
 #ifndef LEAKY_GAN_TABLES_H_
 #define LEAKY_GAN_TABLES_H_
 
-#include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
+
+#include "records.h"
 
 namespace leaky::gan {
 
@@ -18,13 +18,13 @@ namespace leaky::gan {
 // over the last two thirds, the final FCD beside the study's real-vs-real
 // floor, and dead channels of layers 2 and 4 at the last probe; each mean
 // [Student-t 95% interval] over seeds.
-std::string CrossingMarkdown(const std::vector<nlohmann::json>& studies);
+std::string CrossingMarkdown(const std::vector<Results>& studies);
 
 // For a long study (relu and lrelu:0.2): per-term D loss and layer-2
 // fractions averaged over each 500-step window (mean over seeds), then the
 // slope per 1000 steps over the last quarter with its t-interval and
 // whether it lies within +-kSettledSlope ("settled").
-std::string SettleMarkdown(const nlohmann::json& study);
+std::string SettleMarkdown(const Results& study);
 inline constexpr double kSettledSlope = 0.02;
 
 }  // namespace leaky::gan

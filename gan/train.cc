@@ -59,16 +59,6 @@ Probe ProbeUnits(const LabData& data, Generator& g, Discriminator& d, int step) 
 
 }  // namespace
 
-std::vector<ActivationSpec> LayerActs(const LabConfig& config, const Variant& v) {
-  std::vector<ActivationSpec> acts(DiscriminatorImpl::kHidden, config.base_act);
-  for (int layer = 1; layer <= DiscriminatorImpl::kHidden; ++layer) {
-    if (v.layers.empty() || std::find(v.layers.begin(), v.layers.end(), layer) != v.layers.end()) {
-      acts[static_cast<size_t>(layer - 1)] = v.act;
-    }
-  }
-  return acts;
-}
-
 std::optional<TrainedRun> TrainRun(
     const LabConfig& c, const LabData& data, const Variant& v, int seed, bool capture,
     int quality_every, const std::function<void(int step)>& on_log,

@@ -14,9 +14,10 @@
 #include <utility>
 #include <vector>
 
+#include "config.h"
 #include "data.h"
-#include "lab.h"
 #include "models.h"
+#include "records.h"
 
 namespace leaky::gan {
 
@@ -36,26 +37,8 @@ struct LabData {
 // the 10,000 digits (a fixed permutation), the rest are held out for its
 // accuracy and the FCD's real reference.
 inline constexpr int64_t kClassifierTrainDigits = 8000;
-// Real and generated images of each dead-unit probe.
+// Real and generated images of each dead-unit probe (Probe, records.h).
 inline constexpr int64_t kProbeImages = 512;
-
-// One logged step.
-struct Row {
-  int step;
-  double d_loss, g_loss, d_real, d_fake, grad_norm, step_ms;
-  std::vector<double> zero, nonpos, dead;  // per hidden layer
-};
-
-// A dead-unit probe at a checkpoint: the discriminator in eval mode (batch
-// norm on its running statistics, RReLU at its mean slope) on the same
-// kProbeImages real digits and kProbeImages samples of fixed noise (the
-// generator in eval mode), per hidden layer: the fraction of channels never
-// above 0 on any of the 2 x kProbeImages images, and the fractions of
-// activations exactly 0 and <= 0 on the real and on the generated images.
-struct Probe {
-  int step;
-  std::vector<double> dead, zero_real, nonpos_real, zero_fake, nonpos_fake;
-};
 
 struct TrainedRun {
   std::vector<Row> rows;
@@ -64,9 +47,6 @@ struct TrainedRun {
   torch::Tensor preact2;       // layer 2's pre-activations at the last logged step
   double step_ms = 0;          // mean over all steps
 };
-
-// The activation of each discriminator layer for a variant.
-std::vector<ActivationSpec> LayerActs(const LabConfig& config, const Variant& v);
 
 // Trains; `on_log(step)` is called at every logged step (progress), and
 // `on_quality(step, samples)` every `quality_every` steps and at the last

@@ -10,6 +10,7 @@
 #include "models.h"
 #include "png.h"
 #include "precision.h"
+#include "report.h"
 
 namespace leaky::gan {
 namespace {

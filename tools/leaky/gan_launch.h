@@ -5,14 +5,17 @@
 #ifndef LEAKY_TOOLS_GAN_LAUNCH_H_
 #define LEAKY_TOOLS_GAN_LAUNCH_H_
 
-#include <nlohmann/json.hpp>
-
 #include <atomic>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "lab.h"
+#include "config.h"
+#include "records.h"
+
+namespace CLI {
+class App;
+}
 
 namespace leaky::tools {
 
@@ -25,6 +28,13 @@ struct GanOptions {
       width = 1;
   bool speed_check = true, slurm = false, slurm_dry_run = false;
 };
+
+// Declares `leaky gan`'s options on `cmd`, filling `o`.
+void AddGanOptions(CLI::App* cmd, GanOptions* o);
+
+// The study the options describe (the preset, then what was given); throws
+// std::invalid_argument with one line on options that do not fit together.
+gan::LabConfig MakeConfig(const GanOptions& o);
 
 // Where the MNIST digits are when --data-dir is not given: $LEAKY_DATA_DIR,
 // else the checkout's data/mnist (scripts/fetch_mnist.sh's default), so the
@@ -42,7 +52,7 @@ std::vector<std::string> ShardArgs(const GanOptions& o, const gan::LabConfig& c,
 
 // Writes results.json and report.html into `dir` and prints a summary line
 // per variant.
-void WriteResults(const nlohmann::json& results, const std::filesystem::path& dir);
+void WriteResults(const gan::Results& results, const std::filesystem::path& dir);
 
 // --jobs J: J worker processes of this program, one shard each, their
 // progress shown together; then the merge into the run folder. A SIGINT

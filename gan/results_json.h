@@ -1,0 +1,31 @@
+// The edge between the lab's records and JSON: results.json written and
+// read, and the precision table of `leaky precision --json`. JSON objects'
+// keys come out sorted (nlohmann::json's default), so the file is the same
+// whatever order the records are filled in.
+#ifndef LEAKY_GAN_RESULTS_JSON_H_
+#define LEAKY_GAN_RESULTS_JSON_H_
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "records.h"
+
+namespace leaky::gan {
+
+// The ...FromJson functions throw nlohmann::json::exception when a key is
+// missing or of another type.
+nlohmann::json ToJson(const Results& results);
+Results ResultsFromJson(const nlohmann::json& j);
+nlohmann::json ToJson(const Claim& claim);
+Claim ClaimFromJson(const nlohmann::json& j);
+nlohmann::json ToJson(const PrecisionTable& table);
+PrecisionTable PrecisionFromJson(const nlohmann::json& j);
+
+// `dir`/results.json. Throws std::runtime_error with one line when there is
+// none or it is not the lab's.
+Results ReadResults(const std::filesystem::path& dir);
+
+}  // namespace leaky::gan
+
+#endif  // LEAKY_GAN_RESULTS_JSON_H_
