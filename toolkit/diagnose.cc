@@ -762,8 +762,9 @@ CheckResult Diagnose(const CheckInput& in) {
                           &in.dy,   &in.golden,  &in.output};
   static_cast<ValueInput&>(places) = values;
   places.plan = plan;
+  const GoldenGrams grams(in.golden);
   if (std::optional<ValueExplanation> v = ExplainValues(values, s.differing)) {
-    const PlaceExplanation regions = ExplainPlaces(places, s.differing);
+    const PlaceExplanation regions = ExplainPlaces(places, grams, s.differing);
     std::vector<char> in_region(n, 0);
     for (uint64_t i : regions.explained) in_region[i] = 1;
     const auto inside = std::count_if(v->explained.begin(), v->explained.end(),
@@ -782,7 +783,7 @@ CheckResult Diagnose(const CheckInput& in) {
     }
   }
   // 2. What the rest holds, and where.
-  PlaceExplanation p = ExplainPlaces(places, s.Open());
+  PlaceExplanation p = ExplainPlaces(places, grams, s.Open());
   for (Finding& f : MovedFindings(s, p.moved, &p.unwritten)) s.findings.push_back(std::move(f));
   if (!p.permuted.empty()) s.findings.push_back(PermutedFinding(s, p.permuted));
   for (Finding& f : UnwrittenFindings(s, p.unwritten)) s.findings.push_back(std::move(f));

@@ -131,40 +131,22 @@ struct Finder {
 
   // Correct results at other indices: runs of the output that equal a run
   // of the golden elsewhere, found through the golden's 6-grams.
-  std::vector<Moved> FindMoved(const std::vector<uint64_t>& wrong) {
-    constexpr uint64_t kGram = 6;
+  std::vector<Moved> FindMoved(const GoldenGrams& grams, const std::vector<uint64_t>& wrong) {
+    constexpr uint64_t kGram = GoldenGrams::kGram;
     std::vector<Moved> found;
     if (n < kGram) return found;
     const Array& gold = *in.golden;
     const Array& out = *in.output;
-    auto key = [&](const Array& a, uint64_t at) {
-      uint64_t h = 1469598103934665603ull;
-      for (uint64_t k = 0; k < kGram; ++k) {
-        const uint64_t v = std::isnan(a.values[at + k]) ? 0x7ff8ull : a.bits[at + k];
-        h = (h ^ v) * 1099511628211ull;
-      }
-      return h;
-    };
-    struct Where4 {
-      std::array<uint64_t, 4> at{};
-      uint32_t count = 0;
-    };
-    std::unordered_map<uint64_t, Where4> grams;
-    grams.reserve(n);
-    for (uint64_t j = 0; j + kGram <= n; ++j) {
-      Where4& w = grams[key(gold, j)];
-      if (w.count < w.at.size()) w.at[w.count++] = j;
-    }
     auto same = [&](uint64_t i, uint64_t j) {
       return SameValue(in.dtype, out.bits[i], gold.bits[j]);
     };
     for (uint64_t i : wrong) {
       if (done[i] || i + kGram > n) continue;
-      const auto it = grams.find(key(out, i));
-      if (it == grams.end()) continue;
+      const GoldenGrams::Starts* starts = grams.Find(out, i);
+      if (!starts) continue;
       uint64_t best_j = 0, best_len = 0;
-      for (uint32_t k = 0; k < it->second.count; ++k) {
-        const uint64_t j = it->second.at[k];
+      for (uint32_t k = 0; k < starts->count; ++k) {
+        const uint64_t j = starts->at[k];
         if (j == i) continue;
         uint64_t len = 0;
         while (i + len < n && j + len < n && same(i + len, j + len)) ++len;
@@ -263,7 +245,30 @@ struct Finder {
   }
 };
 
+uint64_t GramKey(const Array& a, uint64_t at) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint64_t k = 0; k < GoldenGrams::kGram; ++k) {
+    const uint64_t v = std::isnan(a.values[at + k]) ? 0x7ff8ull : a.bits[at + k];
+    h = (h ^ v) * 1099511628211ull;
+  }
+  return h;
+}
+
 }  // namespace
+
+GoldenGrams::GoldenGrams(const Array& golden) {
+  const uint64_t n = golden.bits.size();
+  starts_.reserve(n);
+  for (uint64_t j = 0; j + kGram <= n; ++j) {
+    Starts& s = starts_[GramKey(golden, j)];
+    if (s.count < s.at.size()) s.at[s.count++] = j;
+  }
+}
+
+const GoldenGrams::Starts* GoldenGrams::Find(const Array& a, uint64_t at) const {
+  const auto it = starts_.find(GramKey(a, at));
+  return it == starts_.end() ? nullptr : &it->second;
+}
 
 std::string NumberList(const std::vector<uint64_t>& numbers) {
   std::string text;
@@ -439,7 +444,8 @@ std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Spa
   return text;
 }
 
-PlaceExplanation ExplainPlaces(const PlaceInput& in, const std::vector<uint64_t>& open) {
+PlaceExplanation ExplainPlaces(const PlaceInput& in, const GoldenGrams& grams,
+                               const std::vector<uint64_t>& open) {
   PlaceExplanation e;
   const uint64_t n = in.golden->bits.size();
   Finder f{in, n, std::vector<char>(n, 0), std::vector<char>(n, 0)};
@@ -457,7 +463,7 @@ PlaceExplanation ExplainPlaces(const PlaceInput& in, const std::vector<uint64_t>
   // strict test), then moved results: a run of correct values at the wrong
   // place can hold zeros and inputs, never the other way round.
   e.permuted = f.FindPermuted(open);
-  e.moved = f.FindMoved(open);
+  e.moved = f.FindMoved(grams, open);
   e.unwritten = f.FindUnwritten(open);
   for (uint64_t i : open) {
     if (f.done[i]) e.explained.push_back(i);

@@ -8,9 +8,11 @@
 #ifndef LEAKY_TOOLS_EXPLAIN_PLACES_H_
 #define LEAKY_TOOLS_EXPLAIN_PLACES_H_
 
+#include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -59,8 +61,31 @@ struct PlaceExplanation {
   std::vector<uint64_t> explained;  // of the open elements, ascending
 };
 
-// Explains what it can of `open` (ascending wrong elements).
-PlaceExplanation ExplainPlaces(const PlaceInput& in, const std::vector<uint64_t>& open);
+// The golden's 6-grams and where each starts (its first 4 places): where
+// ExplainPlaces looks runs of the output up to find them at other indices.
+// It depends on the golden alone, so a diagnosis that asks ExplainPlaces
+// twice (over every differing element, then over what the values leave
+// open) builds it once.
+class GoldenGrams {
+ public:
+  static constexpr uint64_t kGram = 6;
+  struct Starts {
+    std::array<uint64_t, 4> at{};
+    uint32_t count = 0;
+  };
+  explicit GoldenGrams(const Array& golden);
+  // Where the golden holds the gram that starts at a[at] (NaNs of any
+  // payload alike), or null.
+  const Starts* Find(const Array& a, uint64_t at) const;
+
+ private:
+  std::unordered_map<uint64_t, Starts> starts_;
+};
+
+// Explains what it can of `open` (ascending wrong elements); `grams` is
+// in.golden's.
+PlaceExplanation ExplainPlaces(const PlaceInput& in, const GoldenGrams& grams,
+                               const std::vector<uint64_t>& open);
 
 // Spans in the plan's terms: "the whole output", "cores 2-7 (of 8)",
 // "the last tile of each of cores 0-7", "the first 2 tiles of each core",
