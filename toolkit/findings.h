@@ -14,6 +14,7 @@
 #include "diagnose.h"
 #include "explain_places.h"
 #include "explain_values.h"
+#include "findings_regions.h"
 
 namespace leaky::tools {
 
