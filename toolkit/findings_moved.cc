@@ -1,6 +1,7 @@
 // The detectors of correct results at other indices (explain_places):
 // runs moved by how their indices relate (another tile of the same core,
 // one shift, cores at the wrong starts), and tiles permuted in themselves.
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
