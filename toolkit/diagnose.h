@@ -10,8 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "finding_kinds.h"
 #include "golden_io.h"
 #include "layout.h"
 #include "leaky/tiling.h"
@@ -32,8 +34,13 @@ struct CheckInput {
   std::optional<Layout> plan;        // the kernel's split: maps indices to cores and tiles
 };
 
+// Made only by the detectors (finding_kinds.h), each from a kind listed
+// under it.
 struct Finding {
-  std::string kind;     // see kFindingKinds
+  template <FindingDetector D>
+  Finding(ReportedKind<D> reported, std::string text, nlohmann::json facts)
+      : kind(reported.name), message(std::move(text)), details(std::move(facts)) {}
+  std::string kind;     // one of kFindingKinds
   std::string message;  // what it looks like, where, and the usual cause
   nlohmann::json details;
 };
@@ -50,16 +57,6 @@ struct CheckResult {
   std::vector<Finding> findings;  // most specific first
   nlohmann::json ToJson() const;
 };
-
-// Every kind a finding can have, in the order the diagnosis reports them:
-// the op computed another way, correct results at other indices, regions
-// never written, then what is left.
-inline constexpr const char* kFindingKinds[] = {
-    "rounding_mode",  "flush_inputs",     "flush_results",  "f16_underflow",
-    "slope_rounded",  "select_missing",   "select_swapped",   "compare_at_zero", "slope_mismatch",
-    "compute_before_copy", "stale_tile",  "overwritten_tile", "misplaced",
-    "not_written",    "input_copied",     "ambiguous",      "unexpected_nan",
-    "lost_nan",       "zero_sign",        "mismatch"};
 
 // Default tolerance: 0 ulp in every dtype, as the golden is exact (half
 // types computed in f32 and rounded once). `--max-ulp 1` is for a device

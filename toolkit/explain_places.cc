@@ -11,13 +11,11 @@
 
 namespace leaky::tools {
 
-using json = nlohmann::json;
-
-namespace {
-
 uint64_t RemainderStart(const Layout& plan) {
   return plan.core_start.back() + plan.total / plan.cores();
 }
+
+namespace {
 
 // Plan boundaries: where a fault's extent may begin or end.
 bool IsBoundary(const Layout* plan, uint64_t n, uint64_t index) {
@@ -131,40 +129,22 @@ struct Finder {
 
   // Correct results at other indices: runs of the output that equal a run
   // of the golden elsewhere, found through the golden's 6-grams.
-  std::vector<Moved> FindMoved(const std::vector<uint64_t>& wrong) {
-    constexpr uint64_t kGram = 6;
+  std::vector<Moved> FindMoved(const GoldenGrams& grams, const std::vector<uint64_t>& wrong) {
+    constexpr uint64_t kGram = GoldenGrams::kGram;
     std::vector<Moved> found;
     if (n < kGram) return found;
     const Array& gold = *in.golden;
     const Array& out = *in.output;
-    auto key = [&](const Array& a, uint64_t at) {
-      uint64_t h = 1469598103934665603ull;
-      for (uint64_t k = 0; k < kGram; ++k) {
-        const uint64_t v = std::isnan(a.values[at + k]) ? 0x7ff8ull : a.bits[at + k];
-        h = (h ^ v) * 1099511628211ull;
-      }
-      return h;
-    };
-    struct Where4 {
-      std::array<uint64_t, 4> at{};
-      uint32_t count = 0;
-    };
-    std::unordered_map<uint64_t, Where4> grams;
-    grams.reserve(n);
-    for (uint64_t j = 0; j + kGram <= n; ++j) {
-      Where4& w = grams[key(gold, j)];
-      if (w.count < w.at.size()) w.at[w.count++] = j;
-    }
     auto same = [&](uint64_t i, uint64_t j) {
       return SameValue(in.dtype, out.bits[i], gold.bits[j]);
     };
     for (uint64_t i : wrong) {
       if (done[i] || i + kGram > n) continue;
-      const auto it = grams.find(key(out, i));
-      if (it == grams.end()) continue;
+      const GoldenGrams::Starts* starts = grams.Find(out, i);
+      if (!starts) continue;
       uint64_t best_j = 0, best_len = 0;
-      for (uint32_t k = 0; k < it->second.count; ++k) {
-        const uint64_t j = it->second.at[k];
+      for (uint32_t k = 0; k < starts->count; ++k) {
+        const uint64_t j = starts->at[k];
         if (j == i) continue;
         uint64_t len = 0;
         while (i + len < n && j + len < n && same(i + len, j + len)) ++len;
@@ -263,183 +243,33 @@ struct Finder {
   }
 };
 
+uint64_t GramKey(const Array& a, uint64_t at) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint64_t k = 0; k < GoldenGrams::kGram; ++k) {
+    const uint64_t v = std::isnan(a.values[at + k]) ? 0x7ff8ull : a.bits[at + k];
+    h = (h ^ v) * 1099511628211ull;
+  }
+  return h;
+}
+
 }  // namespace
 
-std::string NumberList(const std::vector<uint64_t>& numbers) {
-  std::string text;
-  for (size_t k = 0; k < numbers.size();) {
-    size_t e = k;
-    while (e + 1 < numbers.size() && numbers[e + 1] == numbers[e] + 1) ++e;
-    if (!text.empty()) text += ", ";
-    text += std::to_string(numbers[k]);
-    if (e > k) text += "-" + std::to_string(numbers[e]);
-    k = e + 1;
+GoldenGrams::GoldenGrams(const Array& golden) {
+  const uint64_t n = golden.bits.size();
+  starts_.reserve(n);
+  for (uint64_t j = 0; j + kGram <= n; ++j) {
+    Starts& s = starts_[GramKey(golden, j)];
+    if (s.count < s.at.size()) s.at[s.count++] = j;
   }
-  return text;
 }
 
-std::string Where(const Layout& plan, uint64_t index, json* details, const std::string& prefix) {
-  const Layout::Location at = plan.Locate(index);
-  if (!at.inside) return "past the planned range";
-  (*details)[prefix + "core"] = at.core;
-  (*details)[prefix + "tile"] = at.tile;
-  std::string where = "core " + std::to_string(at.core) + " of " + std::to_string(plan.cores()) +
-                      ", tile " + std::to_string(at.tile) + " of " +
-                      std::to_string(at.tiles_in_core);
-  const bool tail_tile = at.tile + 1 == at.tiles_in_core;
-  const bool last_core = at.core + 1 == plan.cores();
-  if (tail_tile && last_core)
-    where += " (the last core's tail tile)";
-  else if (tail_tile)
-    where += " (that core's tail tile)";
-  if (index == at.tile_start) where += ", at the tile's first element";
-  return where;
+const GoldenGrams::Starts* GoldenGrams::Find(const Array& a, uint64_t at) const {
+  const auto it = starts_.find(GramKey(a, at));
+  return it == starts_.end() ? nullptr : &it->second;
 }
 
-std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Span>& spans,
-                           json* details) {
-  auto extent = [](const Span& s) {
-    return "[" + std::to_string(s.begin) + ", " + std::to_string(s.end) + ")";
-  };
-  uint64_t total = 0;
-  for (const Span& s : spans) total += s.size();
-  (*details)["elements"] = total;
-  if (spans.size() == 1 && spans[0].begin == 0 && spans[0].end == n) {
-    (*details)["region"] = "all";
-    return "the whole output";
-  }
-  if (plan && plan->cores() > 0) {
-    const Layout& p = *plan;
-    // The even split's remainder: the last core's n % cores elements.
-    if (spans.size() == 1 && p.split == "even" && spans[0].end == n &&
-        spans[0].begin == RemainderStart(p) && spans[0].begin > p.core_start.back()) {
-      (*details)["region"] = "remainder";
-      (*details)["first"] = spans[0].begin;
-      (*details)["core"] = p.cores() - 1;
-      return "the even split's remainder " + extent(spans[0]) + ", the last " +
-             std::to_string(spans[0].size()) + " elements of core " +
-             std::to_string(p.cores() - 1) + " (n % cores)";
-    }
-    // Whole cores.
-    std::vector<uint64_t> cores;
-    bool whole = true;
-    for (const Span& s : spans) {
-      uint64_t at = s.begin;
-      while (whole && at < s.end) {
-        const Layout::Location l = p.Locate(at);
-        whole = l.inside && l.core_start == at && at + l.core_length <= s.end;
-        if (whole) {
-          cores.push_back(l.core);
-          at += l.core_length;
-        }
-      }
-      whole = whole && at == s.end;
-    }
-    if (whole && !cores.empty()) {
-      (*details)["region"] = "cores";
-      (*details)["cores"] = cores;
-      return std::string(cores.size() > 1 ? "cores " : "core ") + NumberList(cores) + " (of " +
-             std::to_string(p.cores()) + "), whole";
-    }
-    // Whole tiles: each core's first or last ones.
-    std::map<uint32_t, std::vector<uint64_t>> tiles;
-    bool aligned = true;
-    for (const Span& s : spans) {
-      uint64_t at = s.begin;
-      while (aligned && at < s.end) {
-        const Layout::Location l = p.Locate(at);
-        aligned = l.inside && l.tile_start == at && at + l.tile_length <= s.end;
-        if (aligned) {
-          tiles[l.core].push_back(l.tile);
-          at += l.tile_length;
-        }
-      }
-      aligned = aligned && at == s.end;
-    }
-    if (aligned && !tiles.empty()) {
-      std::vector<uint64_t> which;
-      for (const auto& [core, list] : tiles) which.push_back(core);
-      const uint64_t k = tiles.begin()->second.size();
-      bool first = true, last = true;
-      for (const auto& [core, list] : tiles) {
-        const uint64_t count = p.TileCount(core);
-        first = first && list.size() == k;
-        last = last && list.size() == k;
-        for (uint64_t j = 0; j < list.size(); ++j) {
-          first = first && list[j] == j;
-          last = last && list[j] == count - list.size() + j;
-        }
-      }
-      const std::string each = which.size() > 1 ? " of each of cores " + NumberList(which)
-                                                : " of core " + NumberList(which);
-      const std::string count = k == 1 ? " tile" : " " + std::to_string(k) + " tiles";
-      (*details)["cores"] = which;
-      (*details)["tiles_per_core"] = k;
-      if (last && !(first && k == 1 && p.TileCount(tiles.begin()->first) == 1)) {
-        (*details)["region"] = "last_tiles";
-        return "the last" + count + each + " (of " + std::to_string(p.cores()) + ")";
-      }
-      bool all_but_last = true;
-      for (const auto& [core, list] : tiles) {
-        const uint64_t tiles_in_core = p.TileCount(core);
-        all_but_last = all_but_last && tiles_in_core >= 2 && list.size() == tiles_in_core - 1 &&
-                       list[0] == 0 && list.back() == tiles_in_core - 2;
-      }
-      if (all_but_last) {
-        (*details)["region"] = "all_but_last_tile";
-        return "every tile but the last" + each + " (of " + std::to_string(p.cores()) + ")";
-      }
-      if (first) {
-        (*details)["region"] = "first_tiles";
-        return "the first" + count + each + " (of " + std::to_string(p.cores()) + ")";
-      }
-    }
-  }
-  // The same number of elements at the start (or the end) of each core.
-  if (plan && plan->cores() > 0 && spans.size() >= 2) {
-    const Layout& p = *plan;
-    bool starts = true, ends = true;
-    std::vector<uint64_t> which;
-    for (const Span& s : spans) {
-      const Layout::Location l = p.Locate(s.begin);
-      starts = starts && l.inside && s.begin == l.core_start && s.size() == spans[0].size() &&
-               s.end < l.core_start + l.core_length;
-      ends = ends && l.inside && s.end == l.core_start + l.core_length &&
-             s.size() == spans[0].size() && s.begin > l.core_start;
-      which.push_back(l.core);
-    }
-    if (starts || ends) {
-      (*details)["region"] = starts ? "core_starts" : "core_ends";
-      (*details)["cores"] = which;
-      (*details)["width"] = spans[0].size();
-      return std::string("the ") + (starts ? "first " : "last ") + std::to_string(spans[0].size()) +
-             " elements of each of cores " + NumberList(which) + " (of " +
-             std::to_string(p.cores()) + ")";
-    }
-  }
-  if (spans.size() == 1 && spans[0].end == n) {
-    (*details)["region"] = "tail";
-    (*details)["first"] = spans[0].begin;
-    std::string text = "from index " + std::to_string(spans[0].begin) + " to the end";
-    if (plan) text += " (from " + Where(*plan, spans[0].begin, details) + ")";
-    return text;
-  }
-  (*details)["region"] = "extents";
-  json list = json::array();
-  std::string text;
-  for (size_t k = 0; k < spans.size(); ++k) {
-    json one = {{"first", spans[k].begin}, {"last", spans[k].end - 1}};
-    std::string where = extent(spans[k]);
-    if (plan) where += " (" + Where(*plan, spans[k].begin, &one) + ")";
-    list.push_back(one);
-    if (k < 4) text += (text.empty() ? "" : "; ") + where;
-  }
-  if (spans.size() > 4) text += "; and " + std::to_string(spans.size() - 4) + " more";
-  (*details)["extents"] = list;
-  return text;
-}
-
-PlaceExplanation ExplainPlaces(const PlaceInput& in, const std::vector<uint64_t>& open) {
+PlaceExplanation ExplainPlaces(const PlaceInput& in, const GoldenGrams& grams,
+                               const std::vector<uint64_t>& open) {
   PlaceExplanation e;
   const uint64_t n = in.golden->bits.size();
   Finder f{in, n, std::vector<char>(n, 0), std::vector<char>(n, 0)};
@@ -457,7 +287,7 @@ PlaceExplanation ExplainPlaces(const PlaceInput& in, const std::vector<uint64_t>
   // strict test), then moved results: a run of correct values at the wrong
   // place can hold zeros and inputs, never the other way round.
   e.permuted = f.FindPermuted(open);
-  e.moved = f.FindMoved(open);
+  e.moved = f.FindMoved(grams, open);
   e.unwritten = f.FindUnwritten(open);
   for (uint64_t i : open) {
     if (f.done[i]) e.explained.push_back(i);

@@ -2,15 +2,16 @@
 // of computing explains, what do they hold, and where? Either something the
 // kernel never replaced (zeros, the untouched input, dy, the buffer's old
 // fill value), or a correct result that sits at another index (a constant
-// shift, a shift per core or per tile, a tile permuted inside itself). The
-// regions are then named in the plan's own terms: whole cores, each core's
-// last (or first) tiles, the even split's remainder, the tail. Pure: no I/O.
+// shift, a shift per core or per tile, a tile permuted inside itself).
+// findings_regions names the spans found in the plan's own terms. Pure: no
+// I/O.
 #ifndef LEAKY_TOOLS_EXPLAIN_PLACES_H_
 #define LEAKY_TOOLS_EXPLAIN_PLACES_H_
 
+#include <array>
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -59,23 +60,35 @@ struct PlaceExplanation {
   std::vector<uint64_t> explained;  // of the open elements, ascending
 };
 
-// Explains what it can of `open` (ascending wrong elements).
-PlaceExplanation ExplainPlaces(const PlaceInput& in, const std::vector<uint64_t>& open);
+// The golden's 6-grams and where each starts (its first 4 places): where
+// ExplainPlaces looks runs of the output up to find them at other indices.
+// It depends on the golden alone, so a diagnosis that asks ExplainPlaces
+// twice (over every differing element, then over what the values leave
+// open) builds it once.
+class GoldenGrams {
+ public:
+  static constexpr uint64_t kGram = 6;
+  struct Starts {
+    std::array<uint64_t, 4> at{};
+    uint32_t count = 0;
+  };
+  explicit GoldenGrams(const Array& golden);
+  // Where the golden holds the gram that starts at a[at] (NaNs of any
+  // payload alike), or null.
+  const Starts* Find(const Array& a, uint64_t at) const;
 
-// Spans in the plan's terms: "the whole output", "cores 2-7 (of 8)",
-// "the last tile of each of cores 0-7", "the first 2 tiles of each core",
-// "the remainder of the even split [10000, 10007) (core 7)", "[k, n): from
-// core c tile t to the end", else a list of extents. `details` gets the
-// same facts (a "region" name and its numbers).
-std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Span>& spans,
-                           nlohmann::json* details);
+ private:
+  std::unordered_map<uint64_t, Starts> starts_;
+};
 
-// "core 1 of 8, tile 3 of 4 (that core's tail tile)".
-std::string Where(const Layout& plan, uint64_t index, nlohmann::json* details,
-                  const std::string& prefix = "");
+// Explains what it can of `open` (ascending wrong elements); `grams` is
+// in.golden's.
+PlaceExplanation ExplainPlaces(const PlaceInput& in, const GoldenGrams& grams,
+                               const std::vector<uint64_t>& open);
 
-// "0-3, 5, 7": a sorted list of numbers with runs joined.
-std::string NumberList(const std::vector<uint64_t>& numbers);
+// Where the even split's remainder (the last core's total % cores
+// elements) begins: a plan boundary of its own.
+uint64_t RemainderStart(const Layout& plan);
 
 }  // namespace leaky::tools
 

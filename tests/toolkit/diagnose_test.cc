@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "diagnose.h"
 #include "golden_data.h"
@@ -472,6 +476,35 @@ TEST_P(Fault, ComputedBeforeTheCopyInArrived) {
   const CheckResult r = c.Run(out);
   ExpectOnly(r, "compute_before_copy");
   EXPECT_EQ(Get(r, "compute_before_copy").details["tiles_apart"].get<int64_t>(), -2);
+}
+
+// --- the kinds, as documented
+
+// docs/toolkit.md's table of findings names every kind, in the order of
+// kFindingKinds (finding_kinds.inc), and nothing else: the one list and the
+// user's page cannot drift apart. The page is found from this source file.
+TEST(FindingKinds, TheDocsTableListsEveryKindInOrder) {
+  const std::filesystem::path page =
+      std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "docs" / "toolkit.md";
+  std::ifstream in(page);
+  ASSERT_TRUE(in) << "cannot read " << page;
+  std::vector<std::string> documented;  // the backquoted names of the table's first column
+  bool table = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("| finding |", 0) == 0) {
+      table = true;
+    } else if (table && line.rfind('|', 0) != 0) {
+      break;  // the table ends
+    } else if (table) {
+      const std::string cell = line.substr(1, line.find('|', 1) - 1);
+      size_t open = cell.find('`'), close = 0;
+      while (open != std::string::npos && (close = cell.find('`', open + 1)) != std::string::npos) {
+        documented.push_back(cell.substr(open + 1, close - open - 1));
+        open = cell.find('`', close + 1);
+      }
+    }
+  }
+  EXPECT_EQ(documented, std::vector<std::string>(std::begin(kFindingKinds), std::end(kFindingKinds)));
 }
 
 // --- the split policies and the timeline
