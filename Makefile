@@ -5,7 +5,10 @@ BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
 BUILD_ARM64 ?= build-arm64
 JOBS       ?= $(shell nproc)
-CMAKE_FLAGS = -G Ninja -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+# ccache caches the files that use precompiled headers (LibTorch, CLI11)
+# only with this sloppiness (its manual, "Precompiled headers").
+CCACHE      = env;CCACHE_SLOPPINESS=pch_defines,time_macros;ccache
+CMAKE_FLAGS = -G Ninja "-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE)" "-DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE)"
 CTEST_FLAGS = --output-on-failure --no-tests=error -j $(JOBS)
 # Sanitizer builds at -O1: the Highway kernels (every op x dtype x SIMD
 # target in one file) took over 8 minutes to compile at -O2 under ASan.

@@ -15,10 +15,10 @@
 #include "gan_launch.h"
 #include "lab.h"
 #include "merge.h"
-#include "models.h"
 #include "precision.h"
 #include "report.h"
 #include "results_json.h"
+#include "speed_check.h"
 #include "tables.h"
 
 namespace leaky::tools {
@@ -28,52 +28,6 @@ using leaky::gan::ActivationSpec;
 
 std::atomic<bool> g_stop{false};
 extern "C" void OnInterrupt(int) { g_stop = true; }
-
-// A discriminator training step (forward, backward on a real batch) with
-// this library's LeakyReLU against torch::nn::LeakyReLU, interleaved.
-gan::SpeedCheck SpeedCheck(gan::Dataset data, gan::ModelShape shape, int batch) {
-  using gan::Discriminator;
-  std::vector<ActivationSpec> ours(4, gan::ParseActivation("lrelu:0.2"));
-  std::vector<ActivationSpec> theirs(4, gan::ParseActivation("lrelu:0.2@torch"));
-  torch::manual_seed(0);
-  Discriminator a(data, ours, false, 0, shape);
-  torch::manual_seed(0);
-  Discriminator b(data, theirs, false, 0, shape);
-  const torch::Tensor x = data == gan::Dataset::kMnist ? torch::randn({batch, 1, 28, 28})
-                                                       : torch::randn({batch * 4, 2});
-  auto time = [&](Discriminator& d) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < 10; ++i) {
-      d->zero_grad();
-      d->forward(x).sum().backward();
-    }
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / 10;
-  };
-  time(a), time(b);  // warm-up
-  // Paired rounds in alternating order, so drift in the machine's load (it
-  // is shared) falls on both sides; the figure is the median of the
-  // per-round ratios, with its quartiles as the spread.
-  constexpr int kRounds = 25;
-  std::vector<double> ta, tb, ratio;
-  for (int round = 0; round < kRounds; ++round) {
-    double ms_a, ms_b;
-    if (round % 2 == 0) {
-      ms_a = time(a), ms_b = time(b);
-    } else {
-      ms_b = time(b), ms_a = time(a);
-    }
-    ta.push_back(ms_a), tb.push_back(ms_b), ratio.push_back(ms_a / ms_b);
-  }
-  auto quantile = [](std::vector<double> v, double q) {
-    std::sort(v.begin(), v.end());
-    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
-  };
-  return {quantile(ta, 0.5), quantile(tb, 0.5), quantile(ratio, 0.5),
-          std::array<double, 2>{quantile(ratio, 0.25), quantile(ratio, 0.75)},
-          "median over 25 paired rounds (order alternating) of 10 discriminator "
-          "forward+backward steps each, LeakyReLU(0.2) on every hidden layer; ratio = "
-          "this library's step time / torch::nn::LeakyReLU's"};
-}
 
 // A line per variant of its final values (the mean over seeds; classes and
 // modes truncated to whole numbers).
@@ -212,7 +166,7 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
       gan::Results results = gan::RunLab(c, g_stop);
       // One speed check per study: a shard other than the first skips it.
       if (o->speed_check && !g_stop && c.shard_index == 1) {
-        results.study.speed_check = SpeedCheck(c.data, c.shape, c.batch);
+        results.study.speed_check = gan::MeasureSpeedCheck(c.data, c.shape, c.batch);
       }
       WriteResults(results, std::filesystem::path(c.out_dir) / c.name);
       return g_stop ? 130 : 0;
