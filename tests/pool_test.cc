@@ -37,13 +37,18 @@ TEST(ThreadPool, EveryTaskRunsExactlyOnce) {
   for (uint32_t spin : {0u, 50u, 2000u}) {
     ThreadPool pool(3, spin);
     ASSERT_EQ(pool.threads(), 3u);
+    uint64_t pool_calls = 0;  // calls with a task for a worker: threads > 1, count > 1
     for (uint32_t threads : {0u, 1u, 2u, 3u, 8u}) {
       for (size_t count : {0, 1, 2, 3, 7, 64, 1000}) {
         Counts counts(count);
         pool.Run(count, threads, &Counts::Task, &counts);
         counts.ExpectEachOnce();
+        pool_calls += threads > 1 && count > 1 ? 1 : 0;
       }
     }
+    // Every such call is counted once, as shared or as the caller's alone.
+    const PoolStats stats = pool.stats();
+    EXPECT_EQ(stats.calls_shared + stats.calls_alone, pool_calls) << "spin " << spin;
   }
 }
 
@@ -72,6 +77,10 @@ TEST(ThreadPool, AWorkerTakesPart) {
       pool.Run(2, 2, &Rendezvous::Task, &r);
       ASSERT_TRUE(r.met) << "spin " << spin << ", round " << round;
     }
+    // The counters saw it: a worker ran a task of every call.
+    const PoolStats stats = pool.stats();
+    EXPECT_EQ(stats.calls_shared, 20u) << "spin " << spin;
+    EXPECT_EQ(stats.calls_alone, 0u) << "spin " << spin;
   }
 }
 

@@ -76,7 +76,9 @@ class SpinPolicy {
   }
   void Descheduled(int64_t now) {
     quiet_until_.store(now + kQuietNanos, std::memory_order_relaxed);
+    backoffs_.fetch_add(1, std::memory_order_relaxed);
   }
+  uint64_t backoffs() const { return backoffs_.load(std::memory_order_relaxed); }
 
   static constexpr int64_t kGapNanos = 100'000;
   static constexpr int64_t kQuietNanos = 20'000'000;
@@ -84,6 +86,7 @@ class SpinPolicy {
  private:
   int64_t spin_nanos_;
   std::atomic<int64_t> quiet_until_{0};
+  std::atomic<uint64_t> backoffs_{0};
 };
 
 // A futex word and the flag its one waiter raises before sleeping: the
@@ -145,17 +148,41 @@ struct ThreadPool::State {
   explicit State(uint32_t spin_us) : spin(spin_us) {}
   SpinPolicy spin;
   std::mutex call_mutex;  // one call at a time
-  // The current job; written before the workers' wake words are bumped.
+  // The current call's job: written by its caller before the call's epoch
+  // is published in `claim`, read by a thread only after it claimed a task
+  // of that epoch (so the job cannot change under it: the caller returns
+  // only when every claimed task is done).
   PoolTask task = nullptr;
   void* context = nullptr;
-  size_t count = 0;
-  alignas(64) std::atomic<size_t> next{0};
-  alignas(64) Signal pending;  // word: helpers still inside the job
+  std::atomic<size_t> count{0};  // read before a claim, so atomic
+  // (epoch << 32) | next unclaimed index. A thread claims index i of the
+  // current call by compare-and-swap, which fails if the call is over: a
+  // worker that wakes late never runs a task of a finished call, and the
+  // caller never waits for a worker that has not started one.
+  alignas(64) std::atomic<uint64_t> claim{0};
+  alignas(64) Signal unfinished;  // word: tasks of the current call not yet done
   std::atomic<bool> stop{false};
   std::vector<std::unique_ptr<Worker>> workers;
+  // Counters (relaxed; read by PoolStats): a worker ran a task of the call,
+  // or the caller ran all of them.
+  std::atomic<uint64_t> calls_shared{0}, calls_alone{0};
 
-  void RunTasks() {
-    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < count;) task(context, i);
+  // Runs tasks of the current call until none is left unclaimed; returns
+  // how many this thread ran.
+  size_t RunTasks() {
+    size_t ran = 0;
+    for (uint64_t c = claim.load(std::memory_order_acquire);;) {
+      const uint64_t index = c & 0xffffffffu;
+      if (index >= count.load(std::memory_order_relaxed)) return ran;
+      if (!claim.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+        continue;  // c now holds the current value (another claim, or another call)
+      }
+      task(context, index);
+      ++ran;
+      if (unfinished.word.fetch_sub(1, std::memory_order_seq_cst) == 1) unfinished.Wake();
+      c = claim.load(std::memory_order_acquire);
+    }
   }
 
   void WorkerLoop(Worker& self) {
@@ -165,7 +192,6 @@ struct ThreadPool::State {
       seen = self.wake.AwaitChange(seen, spin);
       if (stop.load(std::memory_order_acquire)) return;
       RunTasks();
-      if (pending.word.fetch_sub(1, std::memory_order_seq_cst) == 1) pending.Wake();
     }
   }
 };
@@ -205,27 +231,38 @@ void ThreadPool::Run(size_t count, uint32_t threads, PoolTask task, void* contex
   const size_t helpers =
       std::min<size_t>({state_->workers.size(), threads > 0 ? threads - 1u : 0u,
                         count > 0 ? count - 1 : 0});
-  if (helpers == 0 || in_pool_task) {
+  // (Task indices and the unfinished count are 32-bit words.)
+  if (helpers == 0 || in_pool_task || count > UINT32_MAX) {
     for (size_t i = 0; i < count; ++i) task(context, i);
     return;
   }
   State& s = *state_;
   std::lock_guard<std::mutex> lock(s.call_mutex);
+  // A new epoch: no claim of the previous call can succeed from here on.
+  const uint64_t epoch = (s.claim.load(std::memory_order_relaxed) >> 32) + 1;
   s.task = task;
   s.context = context;
-  s.count = count;
-  s.next.store(0, std::memory_order_relaxed);
-  s.pending.word.store(static_cast<uint32_t>(helpers), std::memory_order_relaxed);
+  s.count.store(count, std::memory_order_relaxed);
+  s.unfinished.word.store(static_cast<uint32_t>(count), std::memory_order_relaxed);
+  s.claim.store(epoch << 32, std::memory_order_release);
   for (size_t w = 0; w < helpers; ++w) {
     Worker& worker = *s.workers[w];
     worker.wake.word.fetch_add(1, std::memory_order_seq_cst);
     worker.wake.Wake();
   }
   in_pool_task = true;  // a nested call from a task of ours runs inline
-  s.RunTasks();
+  const size_t ran = s.RunTasks();
   in_pool_task = false;
-  for (uint32_t left; (left = s.pending.word.load(std::memory_order_acquire)) != 0;)
-    s.pending.AwaitChange(left, s.spin);
+  // Only tasks a worker has claimed are left: it is running them.
+  for (uint32_t left; (left = s.unfinished.word.load(std::memory_order_acquire)) != 0;)
+    s.unfinished.AwaitChange(left, s.spin);
+  (ran == count ? s.calls_alone : s.calls_shared).fetch_add(1, std::memory_order_relaxed);
+}
+
+PoolStats ThreadPool::stats() const {
+  return {state_->calls_shared.load(std::memory_order_relaxed),
+          state_->calls_alone.load(std::memory_order_relaxed),
+          state_->spin.backoffs()};
 }
 
 namespace {
@@ -236,6 +273,16 @@ void ForgetPoolInChild() {
   // The workers did not survive fork(): the child makes its own pool on
   // first use (the parent's stays allocated; its threads are gone).
   process_pool.store(nullptr, std::memory_order_relaxed);
+}
+
+// LEAKY_POOL_STATS=1: one line of the process pool's counters on stderr at
+// exit, for measuring the pool under load (bench/pool_noise.py).
+void PrintPoolStats() {
+  const PoolStats s = ProcessPoolStats();
+  std::fprintf(stderr, "leaky pool: %llu calls shared, %llu calls the caller ran alone, %llu "
+               "back-offs\n", static_cast<unsigned long long>(s.calls_shared),
+               static_cast<unsigned long long>(s.calls_alone),
+               static_cast<unsigned long long>(s.backoffs));
 }
 
 }  // namespace
@@ -267,7 +314,11 @@ ThreadPool* Pool() {
   ThreadPool* pool = process_pool.load(std::memory_order_acquire);
   if (pool != nullptr) return pool;
   static std::once_flag atfork;
-  std::call_once(atfork, [] { pthread_atfork(nullptr, nullptr, &ForgetPoolInChild); });
+  std::call_once(atfork, [] {
+    pthread_atfork(nullptr, nullptr, &ForgetPoolInChild);
+    const char* stats = std::getenv("LEAKY_POOL_STATS");
+    if (stats != nullptr && std::string(stats) == "1") std::atexit(&PrintPoolStats);
+  });
   auto made = std::make_unique<ThreadPool>(Cpu().cores, PoolSpinMicros());
   if (process_pool.compare_exchange_strong(pool, made.get(), std::memory_order_acq_rel))
     return made.release();
@@ -277,6 +328,11 @@ ThreadPool* Pool() {
 size_t PoolThreads() {
   const ThreadPool* pool = process_pool.load(std::memory_order_acquire);
   return pool != nullptr ? pool->threads() : 0;
+}
+
+PoolStats ProcessPoolStats() {
+  const ThreadPool* pool = process_pool.load(std::memory_order_acquire);
+  return pool != nullptr ? pool->stats() : PoolStats{};
 }
 
 }  // namespace leaky::internal

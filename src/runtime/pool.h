@@ -10,6 +10,13 @@ namespace leaky::internal {
 
 using PoolTask = void (*)(void* context, size_t index);
 
+// What the pool's calls did, since it started.
+struct PoolStats {
+  uint64_t calls_shared = 0;  // calls where a worker ran at least one task
+  uint64_t calls_alone = 0;   // calls the caller ran alone (no worker claimed a task in time)
+  uint64_t backoffs = 0;      // spinners that found themselves descheduled and slept early
+};
+
 // Workers that, after a call, spin for the next one for a bounded time and
 // then sleep in the kernel (LEAKY_POOL_SPIN_US, docs/design.md has the
 // measurements behind the default). Run is safe from any thread: concurrent
@@ -24,8 +31,12 @@ class ThreadPool {
   // Threads that run tasks: the workers and the calling thread.
   uint32_t threads() const;
   // Runs task(context, i) for every i in [0, count) on at most `threads`
-  // threads (the caller among them); returns when all have run.
+  // threads (the caller among them); returns when all have run. Tasks go
+  // to whichever thread claims them first: the caller does not wait for a
+  // worker that has not started one (a sleeping or descheduled worker
+  // leaves its share to the caller).
   void Run(size_t count, uint32_t threads, PoolTask task, void* context);
+  PoolStats stats() const;
 
  private:
   struct State;
@@ -50,6 +61,8 @@ std::optional<uint32_t> ParseSpinMicros(const char* text);
 
 // The process pool's threads, caller included; 0 before its first use.
 size_t PoolThreads();
+// The process pool's counters (zeros before its first use).
+PoolStats ProcessPoolStats();
 
 }  // namespace leaky::internal
 
