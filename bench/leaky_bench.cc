@@ -3,23 +3,42 @@
 // of the same bytes), for sizes 1 Ki .. 256 Mi elements, f32/f16/bf16/f64,
 // forward out-of-place, forward in-place and backward, 1 thread and all.
 //
-// Benchmark names are contender/dtype/mode/elements/threads; `leaky bench`
-// turns the JSON into a table of same-run ratios and a plot.
-#include <benchmark/benchmark.h>
+// Benchmark names are contender/dtype/mode/elements/threads. The timing
+// method (docs/design.md, "Performance targets") is this program's own, not
+// Google Benchmark's, because Google Benchmark runs each benchmark in one
+// block and drift between blocks on a shared machine became a ratio:
+// benchmarks that share buffers (a group: one element count, one storage
+// width) run in rounds, A B C A B C ..., each sample preceded by a pause
+// until every other thread of the process sleeps and by one untimed call.
+// The JSON holds every round's sample; `leaky bench` turns it into medians,
+// spreads, paired ratios and verdicts.
+#include <dirent.h>
+#include <fcntl.h>
 #include <immintrin.h>
 #include <pthreadpool.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <xnnpack.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
+#include <regex>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "leaky/leaky.hpp"
@@ -72,26 +91,28 @@ struct FreeDeleter {
 using Buffer = std::unique_ptr<char, FreeDeleter>;
 
 // A page-aligned buffer of random values of both signs, touched (so page
-// faults stay out of the timing). Filling 1 GiB costs about a second, and
-// Google Benchmark calls each case more than once, so buffers are cached per
-// (dtype, size, seed); a new size drops the old ones.
+// faults stay out of the timing), one per (dtype, seed) within a group: the
+// group's contenders share them, and ClearBuffers() drops them between
+// groups (a 256 Mi f32 group alone holds 3 GiB).
+struct BufferEntry {
+  leaky_dtype dtype;
+  uint32_t seed;
+  Buffer buffer;
+};
+std::vector<BufferEntry>& BufferCache() {
+  static std::vector<BufferEntry> cache;
+  return cache;
+}
+void ClearBuffers() { BufferCache().clear(); }
+
 char* CachedBuffer(leaky_dtype dtype, size_t n, uint32_t seed) {
-  struct Entry {
-    leaky_dtype dtype;
-    uint32_t seed;
-    Buffer buffer;
-  };
-  static size_t cached_n = 0;
-  static std::vector<Entry> cache;
-  if (n != cached_n) {
-    cache.clear();
-    cached_n = n;
-  }
-  for (Entry& e : cache) {
+  std::vector<BufferEntry>& cache = BufferCache();
+  for (BufferEntry& e : cache) {
     if (e.dtype == dtype && e.seed == seed) return e.buffer.get();
   }
   const size_t bytes = (n * DtypeBytes(dtype) + 4095) / 4096 * 4096;
   Buffer buffer(static_cast<char*>(std::aligned_alloc(4096, bytes)));
+  if (buffer == nullptr) throw std::runtime_error("out of memory for " + std::to_string(bytes) + " bytes");
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   // A 4 Ki-element random pattern repeated: cheap to fill 1 GiB.
@@ -110,7 +131,7 @@ char* CachedBuffer(leaky_dtype dtype, size_t n, uint32_t seed) {
   for (size_t offset = 0; offset < bytes; offset += pattern.size()) {
     std::memcpy(buffer.get() + offset, pattern.data(), std::min(pattern.size(), bytes - offset));
   }
-  cache.push_back(Entry{dtype, seed, std::move(buffer)});
+  cache.push_back(BufferEntry{dtype, seed, std::move(buffer)});
   return cache.back().buffer.get();
 }
 
@@ -170,7 +191,6 @@ void RunSplit(pthreadpool_t pool, void (*fn)(void*, size_t), StreamJob& job, int
     pthreadpool_parallelize_1d(pool, fn, &job, static_cast<size_t>(threads), 0);
   }
 }
-
 // ------------------------------------------------------------- one case
 struct Case {
   std::string contender;
@@ -182,38 +202,14 @@ struct Case {
 
 double SlopeFor(const Case& c) { return c.mode == Mode::kForwardInPlace ? kInPlaceSlope : kSlope; }
 
-// One timed call of a contender; a maker returns an empty Runner when the
-// contender cannot run the case (it is then reported as skipped).
+// One call of a contender; a maker returns an empty Runner when the
+// contender cannot run the case (it is then reported as unsupported).
 using Runner = std::function<void()>;
+using Maker = std::function<Runner(const Case&, char*, char*, char*)>;
 
-void Register(const Case& c, std::function<Runner(const Case&, char*, char*, char*)> make) {
-  const std::string name = c.contender + "/" + DtypeName(c.dtype) + "/" + ModeName(c.mode) + "/" +
-                           std::to_string(c.n) + "/" + std::to_string(c.threads);
-  benchmark::RegisterBenchmark(name.c_str(), [c, make](benchmark::State& state) {
-    const size_t streams = c.mode == Mode::kBackward ? 3 : 2;
-    // In-place cases get their own input buffer (seed 4): they rewrite it.
-    char* a = CachedBuffer(c.dtype, c.n, c.mode == Mode::kForwardInPlace ? 4 : 1);
-    char* b = CachedBuffer(c.dtype, c.n, 2);
-    char* dst = c.mode == Mode::kForwardInPlace ? a : CachedBuffer(c.dtype, c.n, 3);
-    Runner run;
-    try {
-      run = make(c, a, b, dst);
-    } catch (const std::exception& e) {
-      state.SkipWithError(e.what());
-      return;
-    }
-    if (!run) {
-      state.SkipWithError("unsupported");
-      return;
-    }
-    run();  // warm-up: first-touch, JIT, pool wake-up
-    for (auto _ : state) {
-      run();
-      benchmark::ClobberMemory();
-    }
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * streams * c.n *
-                                                 DtypeBytes(c.dtype)));
-  })->UseRealTime()->Unit(benchmark::kMicrosecond);
+std::string Name(const Case& c) {
+  return c.contender + "/" + DtypeName(c.dtype) + "/" + ModeName(c.mode) + "/" +
+         std::to_string(c.n) + "/" + std::to_string(c.threads);
 }
 
 Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int stream_stores) {
@@ -361,14 +357,22 @@ Runner MakeXnnpack(const Case& c, char* a, char* b, char* dst) {
   return [owner, pool] { xnn_run_operator(owner.get(), pool); };
 }
 
-void RegisterAll(bool quick) {
+// ------------------------------------------------------------- the list
+struct Entry {
+  Case c;
+  Maker make;
+};
+
+std::vector<Entry> AllBenchmarks(bool quick) {
+  std::vector<Entry> entries;
+  auto add = [&entries](const Case& c, const Maker& make) { entries.push_back(Entry{c, make}); };
   const std::vector<int> thread_counts = {1, AllThreads()};
   std::vector<size_t> f32_sizes;
   for (size_t n = 1024; n <= (size_t{1} << 28); n *= 4) f32_sizes.push_back(n);
   const std::vector<size_t> key_sizes = {4096, size_t{1} << 20, size_t{1} << 26};
   struct Contender {
     const char* name;
-    std::function<Runner(const Case&, char*, char*, char*)> make;
+    Maker make;
   };
   const std::vector<Contender> contenders = {
       {"leaky", MakeLeaky},
@@ -385,8 +389,8 @@ void RegisterAll(bool quick) {
     for (Mode mode : {Mode::kEluForward, Mode::kReluForward}) {
       for (size_t n : key_sizes) {
         for (int threads : thread_counts) {
-          Register(Case{"leaky", dtype, mode, n, threads}, MakeLeaky);
-          Register(Case{"onednn", dtype, mode, n, threads}, MakeOneDnn);
+          add(Case{"leaky", dtype, mode, n, threads}, MakeLeaky);
+          add(Case{"onednn", dtype, mode, n, threads}, MakeOneDnn);
         }
       }
     }
@@ -395,9 +399,9 @@ void RegisterAll(bool quick) {
   for (Mode mode : {Mode::kPreluForward, Mode::kRreluForward, Mode::kBiasActDropoutForward}) {
     for (size_t n : key_sizes) {
       for (int threads : thread_counts) {
-        Register(Case{"leaky", LEAKY_F32, mode, n, threads}, MakeLeaky);
-        if (mode == Mode::kPreluForward) Register(Case{"onednn", LEAKY_F32, mode, n, threads}, MakeOneDnn);
-        Register(Case{"stream_copy", LEAKY_F32, mode, n, threads}, contenders.back().make);
+        add(Case{"leaky", LEAKY_F32, mode, n, threads}, MakeLeaky);
+        if (mode == Mode::kPreluForward) add(Case{"onednn", LEAKY_F32, mode, n, threads}, MakeOneDnn);
+        add(Case{"stream_copy", LEAKY_F32, mode, n, threads}, contenders.back().make);
       }
     }
   }
@@ -411,40 +415,422 @@ void RegisterAll(bool quick) {
       for (size_t n : sizes) {
         for (int threads : thread_counts) {
           for (const Contender& contender : contenders) {
-            Case c{contender.name, dtype, mode, n, threads};
-            // Cheap pre-checks so unsupported cases are not even registered.
-            if (std::string(contender.name).starts_with("leaky_") && !sweep) continue;
-            if (std::string(contender.name) == "loop" && (dtype != LEAKY_F32 || threads != 1)) continue;
-            if (std::string(contender.name) == "xnnpack" &&
+            const std::string name = contender.name;
+            // Cheap pre-checks so unsupported cases are not even listed.
+            if (name.starts_with("leaky_") && !sweep) continue;
+            if (name == "loop" && (dtype != LEAKY_F32 || threads != 1)) continue;
+            if (name == "xnnpack" &&
                 (mode == Mode::kBackward || (dtype != LEAKY_F32 && dtype != LEAKY_F16))) continue;
-            if (std::string(contender.name) == "onednn" && dtype == LEAKY_F64) continue;
-            if (std::string(contender.name) == "memcpy" && mode != Mode::kForward) continue;
-            if (std::string(contender.name) == "stream_copy" && mode == Mode::kForwardInPlace) continue;
-            Register(c, contender.make);
+            if (name == "onednn" && dtype == LEAKY_F64) continue;
+            if (name == "memcpy" && mode != Mode::kForward) continue;
+            if (name == "stream_copy" && mode == Mode::kForwardInPlace) continue;
+            add(Case{contender.name, dtype, mode, n, threads}, contender.make);
           }
         }
       }
     }
   }
+  return entries;
 }
+
+// A group: the benchmarks that run interleaved. Every ratio `leaky bench`
+// checks compares benchmarks of one group (the limit and the peers of a case;
+// bf16 against XNNPACK's f16; all threads against one), so its samples pair
+// by round; one element count and one storage width keep a group's buffers
+// to at most 3 GiB.
+std::string GroupOf(const Case& c) {
+  const char* width = c.dtype == LEAKY_F32 ? "f32" : c.dtype == LEAKY_F64 ? "f64" : "f16+bf16";
+  return std::string(width) + "/" + std::to_string(c.n);
+}
+
+// ------------------------------------------------------------- the pause
+using Clock = std::chrono::steady_clock;
+
+// Why a pause, and why this one: after a call, the other libraries' workers
+// spin before they sleep (libgomp's, oneDNN's OpenMP team, up to
+// GOMP_SPINCOUNT = 300000 pause loops, milliseconds on this CPU;
+// pthreadpool's, XNNPACK's and the limits', a million; this library's pool
+// LEAKY_POOL_SPIN_US, 50 us by default). A sample taken while they spin
+// shares the cores with them, and which contender ran before decided the
+// result. Rather than a fixed length that one library's defaults could
+// outgrow, the pause lasts until every other thread of this process is
+// asleep, which /proc shows: a spinning thread is 'R' (running or runnable),
+// one waiting on a futex 'S'. The floor covers a worker that has not yet
+// begun to spin; the cap keeps a thread that never sleeps (OMP_WAIT_POLICY=
+// active) from stalling the run, and is reported.
+constexpr std::chrono::microseconds kPauseFloor{1000};
+constexpr std::chrono::microseconds kPausePoll{200};
+constexpr std::chrono::milliseconds kPauseCap{500};
+
+bool OtherThreadsAsleep() {
+  static const long self = syscall(SYS_gettid);
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return true;
+  bool asleep = true;
+  while (const dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] == '.' || std::atol(entry->d_name) == self) continue;
+    char path[96];
+    std::snprintf(path, sizeof(path), "/proc/self/task/%s/stat", entry->d_name);
+    const int fd = open(path, O_RDONLY);
+    if (fd < 0) continue;  // the thread has ended
+    char text[512];
+    const ssize_t got = read(fd, text, sizeof(text) - 1);
+    close(fd);
+    if (got <= 0) continue;
+    text[got] = '\0';
+    // "tid (comm) S ...": comm may hold spaces and parentheses, the state
+    // follows the last ')'.
+    const char* paren = std::strrchr(text, ')');
+    if (paren != nullptr && paren[1] == ' ' && paren[2] == 'R') {
+      asleep = false;
+      break;
+    }
+  }
+  closedir(dir);
+  return asleep;
+}
+
+// Waits as above; returns the wait in microseconds, and whether it hit the cap.
+double Pause(bool* capped) {
+  const Clock::time_point start = Clock::now();
+  std::this_thread::sleep_for(kPauseFloor);
+  *capped = false;
+  while (!OtherThreadsAsleep()) {
+    if (Clock::now() - start > kPauseCap) {
+      *capped = true;
+      break;
+    }
+    std::this_thread::sleep_for(kPausePoll);
+  }
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
+// ------------------------------------------------------------- the machine
+// How busy the machine is, from /proc: the 1-minute load average, and over
+// an interval the share of all CPUs' time that other processes used and
+// that the hypervisor stole (`leaky bench` warns on each).
+double LoadAverage() {
+  std::ifstream file("/proc/loadavg");
+  double load = NAN;
+  file >> load;
+  return load;
+}
+
+struct CpuTimes {
+  double total = 0, busy = 0, steal = 0, own = 0;  // clock ticks, all CPUs
+};
+
+CpuTimes ReadCpuTimes() {
+  CpuTimes t;
+  std::ifstream file("/proc/stat");
+  std::string cpu;
+  file >> cpu;
+  // user nice system idle iowait irq softirq steal (guest time is in user)
+  double v[8] = {};
+  for (double& x : v) file >> x;
+  for (double x : v) t.total += x;
+  t.busy = t.total - v[3] - v[4];
+  t.steal = v[7];
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double seconds = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+  t.own = seconds * static_cast<double>(sysconf(_SC_CLK_TCK));
+  return t;
+}
+
+nlohmann::json Shares(const CpuTimes& a, const CpuTimes& b) {
+  const double total = b.total - a.total;
+  if (total <= 0) return {{"others_busy_pct", nullptr}, {"steal_pct", nullptr}};
+  const double steal = b.steal - a.steal;
+  const double others = std::max(0.0, b.busy - a.busy - steal - (b.own - a.own));
+  return {{"others_busy_pct", 100 * others / total}, {"steal_pct", 100 * steal / total}};
+}
+
+// ------------------------------------------------------------- the rounds
+struct Settings {
+  bool list = false;
+  bool quick = false;
+  std::string filter;
+  int rounds = 11;
+  double min_time = 0.1;  // timed seconds per benchmark, over all its rounds
+  std::string out;
+};
+
+struct Contestant {
+  const Entry* entry;
+  Runner run;
+  std::string error;
+  long reps = 1;  // calls per timed sample
+  std::vector<double> seconds;  // per call, one per round
+  std::vector<double> pauses_us;
+  int capped = 0;
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+size_t StreamBytes(const Case& c) {
+  return (c.mode == Mode::kBackward ? 3 : 2) * c.n * DtypeBytes(c.dtype);
+}
+
+void Sample(Contestant& x) {
+  bool capped = false;
+  x.pauses_us.push_back(Pause(&capped));
+  x.capped += capped;
+  x.run();  // untimed: wakes the contender's own threads, warms its caches
+  const Clock::time_point start = Clock::now();
+  for (long i = 0; i < x.reps; ++i) {
+    x.run();
+    asm volatile("" ::: "memory");  // the calls' stores stay calls
+  }
+  x.seconds.push_back(std::chrono::duration<double>(Clock::now() - start).count() /
+                      static_cast<double>(x.reps));
+}
+
+// Runs one group: makes every contender, warms it and sizes its timed batch,
+// then the rounds. Within a round each case's contenders run side by side,
+// starting one further on each round so no contender always follows the same
+// one.
+std::vector<Contestant> RunGroup(const std::vector<const Entry*>& entries, const Settings& settings) {
+  ClearBuffers();
+  std::vector<Contestant> group;
+  for (const Entry* e : entries) {
+    Contestant x{e, nullptr, "", 1, {}, {}, 0};
+    const Case& c = e->c;
+    try {
+      // In-place cases get their own input buffer (seed 4): they rewrite it.
+      char* a = CachedBuffer(c.dtype, c.n, c.mode == Mode::kForwardInPlace ? 4 : 1);
+      char* b = CachedBuffer(c.dtype, c.n, 2);
+      char* dst = c.mode == Mode::kForwardInPlace ? a : CachedBuffer(c.dtype, c.n, 3);
+      x.run = e->make(c, a, b, dst);
+      if (!x.run) x.error = "unsupported";
+    } catch (const std::exception& error) {
+      x.error = error.what();
+    }
+    if (x.run) {
+      x.run();  // first touch, JIT, pool start
+      // The batch size from calls taken as a sample is (after a pause and a
+      // warm call): right after the first call, or with another contender's
+      // workers still spinning, a call can take milliseconds.
+      bool capped = false;
+      Pause(&capped);
+      x.run();
+      const double per_sample = settings.min_time / settings.rounds;
+      const Clock::time_point start = Clock::now();
+      long calls = 0;
+      double elapsed = 0;
+      do {
+        x.run();
+        ++calls;
+        elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+      } while (elapsed < per_sample && calls < 1000000);
+      x.reps = std::clamp(std::lround(per_sample / (elapsed / static_cast<double>(calls))), 1L, 1000000L);
+      x.seconds.reserve(static_cast<size_t>(settings.rounds));
+    }
+    group.push_back(std::move(x));
+  }
+  // Cases in listing order, each with its runnable contenders.
+  std::vector<std::vector<Contestant*>> cases;
+  std::map<std::string, size_t> case_index;
+  for (Contestant& x : group) {
+    if (!x.run) continue;
+    Case key = x.entry->c;
+    key.contender.clear();
+    const auto [it, added] = case_index.emplace(Name(key), cases.size());
+    if (added) cases.emplace_back();
+    cases[it->second].push_back(&x);
+  }
+  for (int round = 0; round < settings.rounds; ++round) {
+    for (std::vector<Contestant*>& contenders : cases) {
+      for (size_t i = 0; i < contenders.size(); ++i) {
+        Sample(*contenders[(i + static_cast<size_t>(round)) % contenders.size()]);
+      }
+    }
+  }
+  for (Contestant& x : group) x.run = nullptr;  // before the buffers go
+  ClearBuffers();
+  return group;
+}
+
+std::string Now() {
+  const std::time_t now = std::time(nullptr);
+  char text[64];
+  std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S%z", std::localtime(&now));
+  return text;
+}
+
+std::string HostName() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+int Run(const Settings& settings) {
+  std::regex filter;
+  try {
+    filter = std::regex(settings.filter.empty() ? "." : settings.filter);
+  } catch (const std::regex_error&) {
+    std::fprintf(stderr, "leaky-bench: --filter '%s' is not a regular expression\n",
+                 settings.filter.c_str());
+    return 2;
+  }
+  const std::vector<Entry> all = AllBenchmarks(settings.quick);
+  std::vector<std::string> group_order;
+  std::map<std::string, std::vector<const Entry*>> groups;
+  for (const Entry& e : all) {
+    if (!std::regex_search(Name(e.c), filter)) continue;
+    if (settings.list) {
+      std::printf("%s\n", Name(e.c).c_str());
+      continue;
+    }
+    auto& group = groups[GroupOf(e.c)];
+    if (group.empty()) group_order.push_back(GroupOf(e.c));
+    group.push_back(&e);
+  }
+  if (settings.list) return 0;
+  if (groups.empty()) {
+    std::fprintf(stderr, "leaky-bench: no benchmark matches --filter '%s'\n", settings.filter.c_str());
+    return 2;
+  }
+  if (settings.out.empty()) {
+    std::fprintf(stderr, "leaky-bench: --out FILE is needed to run (the JSON of every sample)\n");
+    return 2;
+  }
+  std::ofstream out(settings.out);
+  if (!out) {
+    std::fprintf(stderr, "leaky-bench: cannot write %s\n", settings.out.c_str());
+    return 2;
+  }
+  // The machine before anything runs: half a second of other processes' use.
+  const double load_start = LoadAverage();
+  const CpuTimes idle_start = ReadCpuTimes();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const CpuTimes run_start = ReadCpuTimes();
+  std::printf("%-44s %6s %12s %8s %8s %10s\n", "benchmark (rounds interleaved per group)", "reps",
+              "median us", "IQR %", "GB/s", "pause us");
+  nlohmann::json benchmarks = nlohmann::json::array();
+  for (const std::string& name : group_order) {
+    const Clock::time_point start = Clock::now();
+    const std::vector<Contestant> results = RunGroup(groups[name], settings);
+    for (const Contestant& x : results) {
+      const Case& c = x.entry->c;
+      nlohmann::json row = {{"name", Name(c)},
+                            {"group", name},
+                            {"contender", c.contender},
+                            {"dtype", DtypeName(c.dtype)},
+                            {"mode", ModeName(c.mode)},
+                            {"elements", c.n},
+                            {"threads", c.threads},
+                            {"bytes", StreamBytes(c)}};
+      if (!x.error.empty()) {
+        row["error"] = x.error;
+        std::printf("%-44s %s\n", Name(c).c_str(), x.error.c_str());
+      } else {
+        std::vector<double> sorted = x.seconds;
+        std::sort(sorted.begin(), sorted.end());
+        const double median = Median(sorted);
+        const double q1 = sorted[sorted.size() / 4], q3 = sorted[sorted.size() * 3 / 4];
+        row["reps"] = x.reps;
+        row["seconds"] = x.seconds;
+        row["pause_us_median"] = Median(x.pauses_us);
+        row["pauses_capped"] = x.capped;
+        std::printf("%-44s %6ld %12.2f %8.1f %8.1f %10.0f\n", Name(c).c_str(), x.reps, median * 1e6,
+                    100 * (q3 - q1) / median, static_cast<double>(StreamBytes(c)) / median / 1e9,
+                    Median(x.pauses_us));
+      }
+      benchmarks.push_back(std::move(row));
+    }
+    std::fflush(stdout);
+    std::fprintf(stderr, "leaky-bench: group %s, %zu benchmarks x %d rounds: %.1f s\n", name.c_str(),
+                 results.size(), settings.rounds,
+                 std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  const CpuTimes run_end = ReadCpuTimes();
+  nlohmann::json raw = {
+      {"format", "leaky-bench-rounds-1"},
+      {"context",
+       {{"date", Now()},
+        {"host_name", HostName()},
+        {"leaky_simd_target", leaky_simd_target()},
+        {"cpus", AllThreads()},
+        {"rounds", settings.rounds},
+        {"min_time", settings.min_time},
+        {"pause_floor_us", kPauseFloor.count()},
+        {"pause_cap_us", std::chrono::duration_cast<std::chrono::microseconds>(kPauseCap).count()}}},
+      {"machine",
+       {{"load_1min_start", load_start},
+        {"start", Shares(idle_start, run_start)},
+        {"run", Shares(run_start, run_end)},
+        {"load_1min_end", LoadAverage()}}},
+      {"benchmarks", benchmarks}};
+  out << raw.dump(1) << "\n";
+  if (!out) {
+    std::fprintf(stderr, "leaky-bench: cannot write %s\n", settings.out.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+constexpr const char* kUsage =
+    "usage: leaky-bench [--list] [--quick] [--filter=REGEX] [--rounds=N] [--min-time=SECONDS]\n"
+    "                   --out=FILE\n"
+    "  --list        print the benchmark names (contender/dtype/mode/elements/threads)\n"
+    "  --quick       only 4Ki, 1Mi and 64Mi elements\n"
+    "  --filter      a regular expression searched in the names\n"
+    "  --rounds      samples per benchmark, the group's benchmarks interleaved (default 11)\n"
+    "  --min-time    timed seconds per benchmark, over all its rounds (default 0.1)\n"
+    "  --out         the JSON of every sample (`leaky bench` reads it)\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::vector<char*> args;
-  for (int i = 0; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) {
-      quick = true;
+  Settings settings;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const size_t equals = arg.find('=');
+    const std::string flag = arg.substr(0, equals);
+    const std::string value = equals == std::string::npos ? "" : arg.substr(equals + 1);
+    char* end = nullptr;
+    if (arg == "--list") {
+      settings.list = true;
+    } else if (arg == "--quick") {
+      settings.quick = true;
+    } else if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (flag == "--filter" && equals != std::string::npos) {
+      settings.filter = value;
+    } else if (flag == "--out" && equals != std::string::npos) {
+      settings.out = value;
+    } else if (flag == "--rounds" && equals != std::string::npos) {
+      const long rounds = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || rounds < 1 || rounds > 1000) {
+        std::fprintf(stderr, "leaky-bench: --rounds must be a whole number from 1 to 1000, not '%s'\n",
+                     value.c_str());
+        return 2;
+      }
+      settings.rounds = static_cast<int>(rounds);
+    } else if (flag == "--min-time" && equals != std::string::npos) {
+      const double seconds = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !std::isfinite(seconds) || seconds < 0 || seconds > 3600) {
+        std::fprintf(stderr, "leaky-bench: --min-time must be a number of seconds from 0 to 3600, not '%s'\n",
+                     value.c_str());
+        return 2;
+      }
+      settings.min_time = seconds;
     } else {
-      args.push_back(argv[i]);
+      std::fprintf(stderr, "leaky-bench: unknown option '%s' (--help lists them)\n", arg.c_str());
+      return 2;
     }
   }
-  int count = static_cast<int>(args.size());
-  benchmark::Initialize(&count, args.data());
-  RegisterAll(quick);
-  benchmark::AddCustomContext("leaky_simd_target", leaky_simd_target());
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  try {
+    return Run(settings);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "leaky-bench: %s\n", error.what());
+    return 1;
+  }
 }

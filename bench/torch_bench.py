@@ -1,11 +1,18 @@
-"""leaky's PyTorch operator against PyTorch's own LeakyReLU, same process,
-interleaved repetitions; prints same-run ratios and writes JSON.
+"""leaky's PyTorch operators against PyTorch's own, in one process, timed
+as leaky-bench times (docs/design.md, "Performance targets"): the two
+contenders of a comparison in interleaved rounds, each sample after a pause
+until every other thread of the process sleeps (PyTorch's OpenMP workers
+spin after a parallel region, ours run on them) and one untimed call; per
+contender the median time with its quartiles, and the speed ratio taken per
+round, as median [quartiles]. Warns when the machine was busy.
 
     PYTHONPATH=python /usr/bin/python3 bench/torch_bench.py [--out runs/torch-bench.json]
 """
 import argparse
 import json
-import statistics
+import os
+import resource
+import threading
 import time
 
 import torch
@@ -15,114 +22,221 @@ import leaky
 
 ops = torch.ops.leaky
 
-
-def time_call(fn, x, repeats):
-    """Median seconds per call over `repeats` timed batches."""
-    fn(x)  # warm-up: allocations, first dispatch
-    batch = max(1, int(2e-3 / max(1e-9, _once(fn, x))))
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(batch):
-            fn(x)
-        samples.append((time.perf_counter() - start) / batch)
-    return statistics.median(samples)
+# The pause's bounds, as leaky-bench's (bench/leaky_bench.cc says why).
+PAUSE_FLOOR_S, PAUSE_POLL_S, PAUSE_CAP_S = 1e-3, 2e-4, 0.5
 
 
-def _once(fn, x):
+def other_threads_asleep():
+    """True when no other thread of this process is running or runnable
+    ('R' in /proc: a spinning worker; one waiting on a futex is 'S')."""
+    me = threading.get_native_id()
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) == me:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+                text = f.read()
+        except OSError:  # the thread has ended
+            continue
+        if text[text.rindex(b")") + 2:][:1] == b"R":
+            return False
+    return True
+
+
+def pause():
+    """Waits until every other thread sleeps; True when the cap ended it."""
     start = time.perf_counter()
-    fn(x)
-    return time.perf_counter() - start
+    time.sleep(PAUSE_FLOOR_S)
+    while not other_threads_asleep():
+        if time.perf_counter() - start > PAUSE_CAP_S:
+            return True
+        time.sleep(PAUSE_POLL_S)
+    return False
 
 
-def compare(name, x, threads, repeats, in_place=False):
+def quartiles(values):
+    """(first quartile, median, third quartile), linear interpolation."""
+    values = sorted(values)
+
+    def at(p):
+        x = p * (len(values) - 1)
+        i = int(x)
+        j = min(i + 1, len(values) - 1)
+        return values[i] + (x - i) * (values[j] - values[i])
+
+    return at(0.25), at(0.5), at(0.75)
+
+
+class Method:
+    def __init__(self, rounds, min_time):
+        self.rounds, self.per_sample, self.capped = rounds, min_time / rounds, 0
+
+    def batch_size(self, fn, x):
+        """Calls per timed sample, from calls taken as a sample is."""
+        fn(x)  # first call: allocations, first dispatch
+        pause()
+        fn(x)
+        calls, start = 0, time.perf_counter()
+        while True:
+            fn(x)
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= self.per_sample or calls >= 10**6:
+                return max(1, round(self.per_sample / (elapsed / calls)))
+
+    def sample(self, fn, x, reps):
+        self.capped += pause()
+        fn(x)  # untimed: wakes the threads, warms the data
+        start = time.perf_counter()
+        for _ in range(reps):
+            fn(x)
+        return (time.perf_counter() - start) / reps
+
+    def measure(self, contenders, x):
+        """contenders: name -> fn; seconds per call, one sample per round,
+        the contenders interleaved, starting one further on each round."""
+        names = list(contenders)
+        reps = {name: self.batch_size(contenders[name], x) for name in names}
+        samples = {name: [] for name in names}
+        for r in range(self.rounds):
+            for i in range(len(names)):
+                name = names[(i + r) % len(names)]
+                samples[name].append(self.sample(contenders[name], x, reps[name]))
+        return samples
+
+
+def compare(method, rows, name, ours_fn, theirs_fn, x, threads, bytes_moved=None):
     """In place, neither side allocates: the kernels alone. Out of place, both
     sides get their output from PyTorch's allocator (glibc malloc maps fresh
     pages above 32 MiB, so at 64 Mi both pay the same page faults)."""
     torch.set_num_threads(threads)
-    if in_place:
-        ours_fn = lambda t: ops.leaky_relu_(t, 0.2)
-        theirs_fn = lambda t: F.leaky_relu_(t, 0.2)
-    else:
-        ours_fn = lambda t: ops.leaky_relu(t, 0.2)
-        theirs_fn = lambda t: F.leaky_relu(t, 0.2)
-    ours, theirs = [], []
-    for _ in range(3):  # interleave so drift hits both alike
-        ours.append(time_call(ours_fn, x, repeats))
-        theirs.append(time_call(theirs_fn, x, repeats))
-    ours_s, theirs_s = min(ours), min(theirs)
-    bytes_moved = 2 * x.numel() * x.element_size()
+    s = method.measure({"leaky": ours_fn, "torch": theirs_fn}, x)
+    ours, theirs = quartiles(s["leaky"]), quartiles(s["torch"])
+    speed = quartiles([t / o for t, o in zip(s["torch"], s["leaky"])])  # paired by round
     row = {"case": name, "threads": threads, "elements": x.numel(), "dtype": str(x.dtype),
-           "leaky_us": ours_s * 1e6, "torch_us": theirs_s * 1e6,
-           "leaky_gbps": bytes_moved / ours_s / 1e9, "torch_gbps": bytes_moved / theirs_s / 1e9,
-           "speedup": theirs_s / ours_s}
-    print(f"{name:<30} threads={threads}  leaky {row['leaky_us']:10.1f} us  "
-          f"torch {row['torch_us']:10.1f} us  leaky/torch speed {row['speedup']:.2f}x")
-    return row
+           "rounds": method.rounds,
+           "leaky_us": ours[1] * 1e6, "leaky_us_iqr": [ours[0] * 1e6, ours[2] * 1e6],
+           "torch_us": theirs[1] * 1e6, "torch_us_iqr": [theirs[0] * 1e6, theirs[2] * 1e6],
+           "speedup": speed[1], "speedup_iqr": [speed[0], speed[2]]}
+    if bytes_moved:
+        row["leaky_gbps"] = bytes_moved / ours[1] / 1e9
+        row["torch_gbps"] = bytes_moved / theirs[1] / 1e9
+    print(f"{name:<30} threads={threads}  leaky {ours[1] * 1e6:10.1f} us "
+          f"({100 * (ours[2] - ours[0]) / ours[1]:3.0f}%)  torch {theirs[1] * 1e6:10.1f} us "
+          f"({100 * (theirs[2] - theirs[0]) / theirs[1]:3.0f}%)  leaky/torch speed "
+          f"{speed[1]:.2f} [{speed[0]:.2f}, {speed[2]:.2f}]")
+    rows.append(row)
+
+
+def cpu_times():
+    """(total, busy by others, stolen) clock ticks of all CPUs so far."""
+    with open("/proc/stat") as f:
+        v = [float(x) for x in f.readline().split()[1:9]]
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    own_ticks = (own.ru_utime + own.ru_stime) * os.sysconf("SC_CLK_TCK")
+    return sum(v), sum(v) - v[3] - v[4] - v[7] - own_ticks, v[7]
+
+
+def shares(a, b):
+    total = b[0] - a[0]
+    if total <= 0:
+        return {"others_busy_pct": None, "steal_pct": None}
+    return {"others_busy_pct": max(0.0, 100 * (b[1] - a[1]) / total),
+            "steal_pct": 100 * (b[2] - a[2]) / total}
+
+
+def warnings(machine):
+    """leaky bench's thresholds (docs/design.md)."""
+    found = []
+    if machine["load_1min_start"] >= 0.5:
+        found.append(f"busy machine: load average {machine['load_1min_start']:.2f} (1 minute) at the start")
+    for when, during in (("start", "in the half second before the run"), ("run", "during the run")):
+        others, steal = machine[when]["others_busy_pct"], machine[when]["steal_pct"]
+        if others is not None and others >= 5:
+            found.append(f"busy machine: other processes used {others:.0f}% of the CPUs' time {during}")
+        if steal is not None and steal >= 2:
+            found.append(f"busy host: the hypervisor stole {steal:.1f}% of the CPUs' time {during}")
+    return found
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="runs/torch-bench.json")
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=11, help="samples per contender (default 11)")
+    parser.add_argument("--min-time", type=float, default=0.1,
+                        help="timed seconds per contender, over all its rounds (default 0.1)")
+    parser.add_argument("--quick", action="store_true", help="64 Ki, 1 Mi and 64 Mi f32 forward only")
     args = parser.parse_args()
+    if args.rounds < 1 or not args.min_time >= 0:
+        parser.error("--rounds must be at least 1 and --min-time a number of seconds >= 0")
+    method = Method(args.rounds, args.min_time)
+    load_start = os.getloadavg()[0]
+    idle_start = cpu_times()
+    time.sleep(0.5)
+    run_start = cpu_times()
     rows = []
-    for size, label in ((64 << 10, "64 Ki"), (256 << 10, "256 Ki"), (1 << 20, "1 Mi")):
-        x = torch.randn(size)
-        for threads in (1, 2):
-            rows.append(compare(f"f32 forward {label}", x, threads, args.repeats))
-            rows.append(compare(f"f32 forward {label} in place", x, threads, args.repeats, True))
-    big = torch.randn(64 << 20)
-    for threads in (1, 2):
-        rows.append(compare("f32 forward 64 Mi", big, threads, args.repeats))
-    for threads in (1, 2):
-        rows.append(compare("f32 forward 64 Mi in place", big, threads, args.repeats, True))
-    big_bf16 = big.to(torch.bfloat16)
-    for threads in (1, 2):
-        rows.append(compare("bf16 forward 64 Mi", big_bf16, threads, args.repeats))
-    small = torch.randn(4096)
-    for threads in (1, 2):
-        rows.append(compare("f32 forward 4 Ki (per call)", small, threads, 50))
-    # The same 4 Ki call with both ops entered through torch.ops (the Python
-    # OpOverloadPacket path that every torch.ops user pays), to separate that
-    # layer's cost from the operator's.
-    torch.set_num_threads(1)
-    aten = min(time_call(lambda t: torch.ops.aten.leaky_relu(t, 0.2), small, 50) for _ in range(3))
-    ours = min(time_call(lambda t: ops.leaky_relu(t, 0.2), small, 50) for _ in range(3))
-    rows.append({"case": "f32 4 Ki, both via torch.ops", "threads": 1, "leaky_us": ours * 1e6,
-                 "torch_us": aten * 1e6, "speedup": aten / ours})
-    print(f"{'f32 4 Ki, both via torch.ops':<30} threads=1  leaky {ours*1e6:10.1f} us  "
-          f"torch {aten*1e6:10.1f} us  leaky/torch speed {aten/ours:.2f}x")
-    def pair(case, ours_fn, theirs_fn, x):
-        for threads in (1, 2):
-            torch.set_num_threads(threads)
-            ours = min(time_call(ours_fn, x, args.repeats) for _ in range(2))
-            theirs = min(time_call(theirs_fn, x, args.repeats) for _ in range(2))
-            rows.append({"case": case, "threads": threads, "leaky_us": ours * 1e6,
-                         "torch_us": theirs * 1e6, "speedup": theirs / ours})
-            print(f"{case:<30} threads={threads}  leaky {ours*1e6:10.1f} us  "
-                  f"torch {theirs*1e6:10.1f} us  leaky/torch speed {theirs/ours:.2f}x")
 
-    # Fused bias + LeakyReLU + gain (+ dropout) against PyTorch's unfused
-    # sequence, NCHW [64, 64, 128, 128] = 64 Mi f32 elements.
-    x4 = big.view(64, 64, 128, 128)
-    b = torch.randn(64)
-    gain = 2 ** 0.5
-    pair("bias_act 64 Mi vs unfused", lambda t: ops.bias_act(t, b, 1, "lrelu", 0.2, gain),
-         lambda t: F.leaky_relu(t + b.view(1, -1, 1, 1), 0.2) * gain, x4)
-    pair("bias_act+dropout 64 Mi", lambda t: ops.bias_act(t, b, 1, "lrelu", 0.2, gain, None,
-                                                           0.1, 1, 0),
-         lambda t: F.dropout(F.leaky_relu(t + b.view(1, -1, 1, 1), 0.2) * gain, 0.1), x4)
-    pair("elu 64 Mi", lambda t: ops.elu(t, 1.0), lambda t: F.elu(t, 1.0), big)
-    w = torch.full((64,), 0.25)
-    pair("prelu 64 Mi (64 channels)", lambda t: ops.prelu(t, w), lambda t: F.prelu(t, w), x4)
-    pair("rrelu 64 Mi training", lambda t: ops.rrelu(t, 0.125, 1 / 3, True, 1, 0),
-         lambda t: F.rrelu(t, 0.125, 1 / 3, training=True), big)
-    import os
+    def both(name, ours_fn, theirs_fn, x, bytes_moved=None):
+        for threads in (1, 2):
+            compare(method, rows, name, ours_fn, theirs_fn, x, threads, bytes_moved)
+
+    sizes = ((64 << 10, "64 Ki"), (1 << 20, "1 Mi")) if args.quick else \
+        ((64 << 10, "64 Ki"), (256 << 10, "256 Ki"), (1 << 20, "1 Mi"))
+    for size, label in sizes:
+        x = torch.randn(size)
+        both(f"f32 forward {label}", lambda t: ops.leaky_relu(t, 0.2),
+             lambda t: F.leaky_relu(t, 0.2), x, 8 * size)
+        if not args.quick:
+            both(f"f32 forward {label} in place", lambda t: ops.leaky_relu_(t, 0.2),
+                 lambda t: F.leaky_relu_(t, 0.2), x, 8 * size)
+    big = torch.randn(64 << 20)
+    both("f32 forward 64 Mi", lambda t: ops.leaky_relu(t, 0.2), lambda t: F.leaky_relu(t, 0.2),
+         big, 8 * big.numel())
+    if not args.quick:
+        both("f32 forward 64 Mi in place", lambda t: ops.leaky_relu_(t, 0.2),
+             lambda t: F.leaky_relu_(t, 0.2), big, 8 * big.numel())
+        big_bf16 = big.to(torch.bfloat16)
+        both("bf16 forward 64 Mi", lambda t: ops.leaky_relu(t, 0.2), lambda t: F.leaky_relu(t, 0.2),
+             big_bf16, 4 * big.numel())
+        small = torch.randn(4096)
+        both("f32 forward 4 Ki (per call)", lambda t: ops.leaky_relu(t, 0.2),
+             lambda t: F.leaky_relu(t, 0.2), small, 8 * 4096)
+        # The same 4 Ki call with both ops entered through torch.ops (the
+        # Python OpOverloadPacket path that every torch.ops user pays), to
+        # separate that layer's cost from the operator's.
+        compare(method, rows, "f32 4 Ki, both via torch.ops", lambda t: ops.leaky_relu(t, 0.2),
+                lambda t: torch.ops.aten.leaky_relu(t, 0.2), small, 1)
+        # Fused bias + LeakyReLU + gain (+ dropout) against PyTorch's unfused
+        # sequence, NCHW [64, 64, 128, 128] = 64 Mi f32 elements.
+        x4 = big.view(64, 64, 128, 128)
+        b = torch.randn(64)
+        gain = 2 ** 0.5
+        both("bias_act 64 Mi vs unfused", lambda t: ops.bias_act(t, b, 1, "lrelu", 0.2, gain),
+             lambda t: F.leaky_relu(t + b.view(1, -1, 1, 1), 0.2) * gain, x4)
+        both("bias_act+dropout 64 Mi",
+             lambda t: ops.bias_act(t, b, 1, "lrelu", 0.2, gain, None, 0.1, 1, 0),
+             lambda t: F.dropout(F.leaky_relu(t + b.view(1, -1, 1, 1), 0.2) * gain, 0.1), x4)
+        both("elu 64 Mi", lambda t: ops.elu(t, 1.0), lambda t: F.elu(t, 1.0), big)
+        w = torch.full((64,), 0.25)
+        both("prelu 64 Mi (64 channels)", lambda t: ops.prelu(t, w), lambda t: F.prelu(t, w), x4)
+        both("rrelu 64 Mi training", lambda t: ops.rrelu(t, 0.125, 1 / 3, True, 1, 0),
+             lambda t: F.rrelu(t, 0.125, 1 / 3, training=True), big)
+    machine = {"load_1min_start": load_start, "start": shares(idle_start, run_start),
+               "run": shares(run_start, cpu_times()), "load_1min_end": os.getloadavg()[0]}
+    found = warnings(machine)
+    if method.capped:
+        found.append(f"threads still running after the longest pause before {method.capped} samples")
+    print(f"machine: {json.dumps(machine)}")
+    for w in found:
+        print(f"WARNING: {w}")
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump({"torch": torch.__version__, "simd_target": leaky.numpy.simd_target(),
-                   "rows": rows}, f, indent=2)
+                   "method": {"rounds": args.rounds, "min_time": args.min_time,
+                              "pause": "until every other thread of the process sleeps, then one "
+                                       "untimed call", "ratio": "torch time / leaky time per round"},
+                   "machine": machine, "warnings": found, "rows": rows}, f, indent=2)
     print(f"wrote {args.out}")
 
 
