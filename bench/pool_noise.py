@@ -42,7 +42,7 @@ def measure(lib_path, sizes, rounds):
 
 
 def quartiles(v):
-    q = statistics.quantiles(v, n=4)
+    q = statistics.quantiles(v, n=4, method="inclusive")
     return q[0], statistics.median(v), q[2]
 
 

@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import threading
 import time
 
@@ -56,15 +57,9 @@ def pause():
 
 def quartiles(values):
     """(first quartile, median, third quartile), linear interpolation."""
-    values = sorted(values)
-
-    def at(p):
-        x = p * (len(values) - 1)
-        i = int(x)
-        j = min(i + 1, len(values) - 1)
-        return values[i] + (x - i) * (values[j] - values[i])
-
-    return at(0.25), at(0.5), at(0.75)
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    return tuple(statistics.quantiles(values, n=4, method="inclusive"))
 
 
 class Method:

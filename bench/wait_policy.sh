@@ -41,14 +41,10 @@ done
 import glob, json, statistics, sys
 out, policies = sys.argv[1], sys.argv[2:]
 
-def quartiles(values):
-    values = sorted(values)
-    def at(p):
-        x = p * (len(values) - 1)
-        i = int(x)
-        j = min(i + 1, len(values) - 1)
-        return values[i] + (x - i) * (values[j] - values[i])
-    return at(0.25), at(0.5), at(0.75)
+def quartiles(values):  # linear interpolation, as leaky bench
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    return tuple(statistics.quantiles(values, n=4, method="inclusive"))
 
 ours_us, ratios = {}, {}  # (policy, case) -> [us]; (policy, case, column) -> [ratio]
 for path in glob.glob(f"{out}/bench-*.json"):

@@ -52,6 +52,19 @@ TEST(ThreadPool, EveryTaskRunsExactlyOnce) {
   }
 }
 
+// Many short calls of varying size, more threads asked for than the pool
+// has: a worker that wakes late must not claim a task index of the call it
+// saw against the next call's count (that lost a task's completion and hung
+// the next caller; found by this loop).
+TEST(ThreadPool, ManyShortCallsRunEachTaskOnce) {
+  ThreadPool pool(2, 50);
+  for (int call = 0; call < 200000; ++call) {
+    Counts counts(2 + call % 3);
+    pool.Run(counts.runs.size(), 4, &Counts::Task, &counts);
+    for (const auto& run : counts.runs) ASSERT_EQ(run.load(), 1) << "call " << call;
+  }
+}
+
 // Task 0 waits for task 1 to start: the caller cannot run both, so a worker
 // must have taken one. Bounded, so a pool that never helps fails the test.
 TEST(ThreadPool, AWorkerTakesPart) {

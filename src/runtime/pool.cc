@@ -154,7 +154,11 @@ struct ThreadPool::State {
   // only when every claimed task is done).
   PoolTask task = nullptr;
   void* context = nullptr;
-  std::atomic<size_t> count{0};  // read before a claim, so atomic
+  // (epoch << 32) | the call's task count: read before a claim, and tagged,
+  // because the next call's count is written before its epoch is published
+  // in `claim` (a count read without its epoch let a late worker claim a
+  // task index past the end of the call it saw).
+  alignas(64) std::atomic<uint64_t> job{0};
   // (epoch << 32) | next unclaimed index. A thread claims index i of the
   // current call by compare-and-swap, which fails if the call is over: a
   // worker that wakes late never runs a task of a finished call, and the
@@ -172,8 +176,12 @@ struct ThreadPool::State {
   size_t RunTasks() {
     size_t ran = 0;
     for (uint64_t c = claim.load(std::memory_order_acquire);;) {
+      const uint64_t j = job.load(std::memory_order_acquire);
+      // A newer job than c's call: c's call is over (its caller published
+      // the next one), and this thread is woken again for the next.
+      if ((j >> 32) != (c >> 32)) return ran;
+      if ((c & 0xffffffffu) >= (j & 0xffffffffu)) return ran;
       const uint64_t index = c & 0xffffffffu;
-      if (index >= count.load(std::memory_order_relaxed)) return ran;
       if (!claim.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel,
                                        std::memory_order_acquire)) {
         continue;  // c now holds the current value (another claim, or another call)
@@ -242,7 +250,7 @@ void ThreadPool::Run(size_t count, uint32_t threads, PoolTask task, void* contex
   const uint64_t epoch = (s.claim.load(std::memory_order_relaxed) >> 32) + 1;
   s.task = task;
   s.context = context;
-  s.count.store(count, std::memory_order_relaxed);
+  s.job.store(epoch << 32 | count, std::memory_order_relaxed);
   s.unfinished.word.store(static_cast<uint32_t>(count), std::memory_order_relaxed);
   s.claim.store(epoch << 32, std::memory_order_release);
   for (size_t w = 0; w < helpers; ++w) {
