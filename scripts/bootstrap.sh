@@ -21,7 +21,7 @@ packages=(
 )
 if [ "$profile" = test ]; then
   packages+=(
-    googletest libgtest-dev libgmock-dev libbenchmark-dev
+    googletest libgtest-dev libgmock-dev
     clang libclang-rt-14-dev  # libFuzzer for the golden-file reader fuzz test
     # ARM64: the cross compiler and QEMU user mode (arm64 libraries go to a
     # project-local sysroot: scripts/arm64_sysroot.sh, never into dpkg)

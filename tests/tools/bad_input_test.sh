@@ -95,7 +95,7 @@ echo '{"format": "leaky-golden-1", "op": 3}' > "$work/broken/golden.json"
 refused 2 "golden.json: \"op\" must be a string" "$leaky" check "$work/g/golden.bin" --golden "$work/broken"
 # 5. A --filter that selects no benchmark, before anything runs or is written.
 if [ ! -x "$bench" ]; then  # not given, or not built
-  # Google Benchmark's behaviour, minimal: list the names the filter
+  # leaky-bench's interface, minimal: --list prints the names --filter=
   # matches; asked to run, write an empty result file (the real one writes
   # no benchmarks, which used to end in a JSON parser error).
   bench=$work/fake-bench
@@ -103,9 +103,9 @@ if [ ! -x "$bench" ]; then  # not given, or not built
 #!/bin/sh
 filter=. out=
 for a in "$@"; do
-  case $a in --benchmark_filter=*) filter=${a#*=} ;; --benchmark_out=*) out=${a#*=} ;; esac
+  case $a in --filter=*) filter=${a#*=} ;; --out=*) out=${a#*=} ;; esac
 done
-case " $* " in *" --benchmark_list_tests=true "*)
+case " $* " in *" --list "*)
   printf 'leaky/f32/fwd/4096/1\nonednn/f32/fwd/4096/1\n' | grep -E -- "$filter"; exit 0 ;;
 esac
 [ -n "$out" ] && : > "$out"
