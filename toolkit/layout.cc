@@ -39,10 +39,6 @@ Layout::Location Layout::Locate(uint64_t index) const {
 
 namespace {
 
-const char* SplitName(uint32_t split) {
-  return split == LEAKY_SPLIT_EVEN ? "even" : split == LEAKY_SPLIT_BALANCED ? "balanced" : "granule";
-}
-
 uint64_t Multiply(uint64_t a, uint64_t b, const char* what) {
   uint64_t product;
   if (__builtin_mul_overflow(a, b, &product)) {

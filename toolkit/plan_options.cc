@@ -89,20 +89,23 @@ leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype
   return request;
 }
 
+uint32_t SplitCode(const std::string& name) {
+  if (name == "granule") return LEAKY_SPLIT_GRANULE;
+  if (name == "even") return LEAKY_SPLIT_EVEN;
+  if (name == "balanced") return LEAKY_SPLIT_BALANCED;
+  throw std::invalid_argument("unknown split '" + name + "' (granule, even or balanced)");
+}
+
+const char* SplitName(uint32_t split) {
+  return split == LEAKY_SPLIT_EVEN ? "even" : split == LEAKY_SPLIT_BALANCED ? "balanced" : "granule";
+}
+
 void ApplyPlanOverrides(const PlanOptions& options, leaky_plan_request* request) {
   if (options.cores != 0) request->max_cores = options.cores;
   if (options.buffer_bytes != 0) request->buffer_bytes = options.buffer_bytes;
   if (options.align_bytes != 0) request->align_bytes = options.align_bytes;
   if (options.buffers != 0) request->buffer_count = options.buffers;
-  if (options.split == "granule") {
-    request->split = LEAKY_SPLIT_GRANULE;
-  } else if (options.split == "even") {
-    request->split = LEAKY_SPLIT_EVEN;
-  } else if (options.split == "balanced") {
-    request->split = LEAKY_SPLIT_BALANCED;
-  } else {
-    throw std::invalid_argument("unknown split '" + options.split + "' (granule, even or balanced)");
-  }
+  request->split = SplitCode(options.split);
   if (options.tile_elems != 0) request->tile_length = options.tile_elems;
   if (options.address_offset != 0) request->address_offset = options.address_offset;
 }

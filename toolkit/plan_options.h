@@ -40,6 +40,11 @@ leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype
 // request, e.g. an OpenCL device's (leaky_cl_plan_request).
 void ApplyPlanOverrides(const PlanOptions& options, leaky_plan_request* request);
 
+// A split's LEAKY_SPLIT_* code from its name (granule, even, balanced;
+// throws std::invalid_argument for another), and back.
+uint32_t SplitCode(const std::string& name);
+const char* SplitName(uint32_t split);
+
 }  // namespace leaky::tools
 
 #endif  // LEAKY_TOOLKIT_PLAN_OPTIONS_H_

@@ -16,6 +16,7 @@
 
 #include "leaky/opencl.h"
 #include "numpy_common.h"
+#include "plan_options.h"
 
 namespace py = pybind11;
 
@@ -52,15 +53,7 @@ leaky_plan_request RequestFor(leaky_cl_device* device, leaky_dtype dtype, size_t
                               uint32_t tile_elems, uint32_t buffers) {
   leaky_plan_request request;
   leaky::numpy::Check(leaky_cl_plan_request(device, dtype, n, streams, &request));
-  if (split == "granule") {
-    request.split = LEAKY_SPLIT_GRANULE;
-  } else if (split == "even") {
-    request.split = LEAKY_SPLIT_EVEN;
-  } else if (split == "balanced") {
-    request.split = LEAKY_SPLIT_BALANCED;
-  } else {
-    throw py::value_error("split must be 'granule', 'even' or 'balanced'");
-  }
+  request.split = leaky::tools::SplitCode(split);  // std::invalid_argument: a ValueError
   request.max_cores = cores;
   request.tile_length = tile_elems;
   request.buffer_count = buffers;

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,7 @@ struct DeviceSettings {
 struct Loaded {
   GoldenDescription d;
   std::vector<uint8_t> input, dy;
-  PlanOptions recorded;  // golden.json's plan, when has_recorded
-  bool has_recorded = false;
+  std::optional<PlanOptions> recorded;  // golden.json's plan, if it has one
 };
 
 Loaded Load(const DeviceSettings& s) {
@@ -76,7 +76,6 @@ Loaded Load(const DeviceSettings& s) {
     } catch (const std::invalid_argument& e) {
       throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
     }
-    l.has_recorded = true;
   }
   return l;
 }
@@ -92,8 +91,8 @@ leaky_plan_request RequestFor(leaky_cl_device* device, const DeviceSettings& s, 
   flags.tile_elems = s.tile_elems;
   flags.buffers = s.buffers;
   leaky_plan_request request;
-  if (l.has_recorded) {
-    PlanOptions plan = l.recorded;
+  if (l.recorded) {
+    PlanOptions plan = *l.recorded;
     plan.op = Backward(l) ? "backward" : "forward";
     request = MakePlanRequest(plan, l.d.dtype, l.d.elements);
     flags.split = s.split.empty() ? plan.split : s.split;
@@ -150,7 +149,7 @@ int RunDevice(const DeviceSettings& s) {
   std::printf("%s: %llu %s elements on %u work-groups (%s split, %llu-element tiles, %u buffer(s)%s) "
               "in %.0f us -> %s\n",
               leaky_cl_device_name(device.get()), static_cast<unsigned long long>(l.d.elements),
-              DtypeName(l.d.dtype), t.cores_used, LayoutOf(request).split.c_str(),
+              DtypeName(l.d.dtype), t.cores_used, SplitName(t.split),
               static_cast<unsigned long long>(t.tile_length), t.buffer_count, extras.c_str(),
               profile.kernel_ns / 1e3, s.out.c_str());
   return 0;
@@ -168,7 +167,7 @@ int BenchDevice(const DeviceSettings& s) {
   std::vector<uint8_t> out(l.input.size(), 0);
   std::printf("%s, %llu %s elements, %s split, medians of %d\n", leaky_cl_device_name(device.get()),
               static_cast<unsigned long long>(l.d.elements), DtypeName(l.d.dtype),
-              LayoutOf(request).split.c_str(), s.repeats);
+              SplitName(request.split), s.repeats);
   // Each buffer count's plan, measured and modelled (`leaky plan
   // --timeline`'s model at the npu example's rates) from the same layout.
   std::map<uint32_t, double> measured, modelled;

@@ -23,15 +23,13 @@ leaky_status Run(const char* function, bool backward, leaky_cl_device* device, l
                  const leaky_plan_request* given, leaky_cl_profile* profile) {
   const uint32_t streams = backward ? 3 : 2;
   if (device == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: device is null", function);
-  const int code = DtypeCode(dtype);
-  if (code < 0) return Fail(LEAKY_ERROR_INVALID_DTYPE, "%s: unknown dtype %d", function, dtype);
+  leaky_status status = LEAKY_OK;
+  const size_t element = leaky::internal::ElementBytes(function, dtype, &status);
+  if (element == 0) return status;
   if (!std::isfinite(slope)) return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: slope is not finite", function);
   if (dtype == LEAKY_F64 && !device->f64) {
     return Fail(LEAKY_ERROR_UNSUPPORTED, "%s: %s has no cl_khr_fp64", function, device->name.c_str());
   }
-  leaky_status status = LEAKY_OK;
-  const size_t element = leaky::internal::ElementBytes(function, dtype, &status);
-  if (element == 0) return status;
   // The operands as the CPU ops describe theirs: the same null, size and
   // overlap rules (the output may be its input exactly: both are copied).
   using leaky::internal::Role;
@@ -71,7 +69,7 @@ leaky_status Run(const char* function, bool backward, leaky_cl_device* device, l
   if (n == 0) return LEAKY_OK;
   const size_t bytes = n * element;
   cl_program program;
-  LEAKY_RETURN_IF_ERROR(device->Program(code, backward, &program));
+  LEAKY_RETURN_IF_ERROR(device->Program(DtypeCode(dtype), backward, &program));
   cl_int error = CL_SUCCESS;
   Kernel kernel(clCreateKernel(program, "leaky_relu_tiles", &error));
   if (error == CL_INVALID_KERNEL_NAME) {
@@ -140,9 +138,6 @@ leaky_status leaky_cl_leaky_relu_backward(leaky_cl_device* device, leaky_dtype d
                                           double negative_slope,
                                           const leaky_plan_request* request,
                                           leaky_cl_profile* profile) {
-  if (n > 0 && x == nullptr) {
-    return Fail(LEAKY_ERROR_NULL_POINTER, "leaky_cl_leaky_relu_backward: x is null");
-  }
   return Run("leaky_cl_leaky_relu_backward", true, device, dtype, n, dy, x, dx, negative_slope, request,
              profile);
 }
