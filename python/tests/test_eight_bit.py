@@ -82,3 +82,20 @@ def test_torch_quantized_ops_match_the_numpy_entry_points():
         assert same.q_scale() == x.q_scale() and same.q_zero_point() == x.q_zero_point()
     with pytest.raises(RuntimeError, match="expected a per-tensor affine quantized tensor"):
         lf.quantized_leaky_relu(torch.zeros(3), 0.1)
+
+
+def test_cached_tables_tell_apart_every_parameter():
+    # A thread keeps its last four tables; a call that differs in one bit
+    # of one parameter (here the slope's sign of zero, which decides fp8's
+    # -0 * slope) must not reuse another call's table.
+    codes = np.arange(256, dtype=np.uint8)
+    for _ in range(2):
+        plus = ln.q8_leaky_relu(codes, 0.0, type="fp8_e4m3")
+        minus = ln.q8_leaky_relu(codes, -0.0, type="fp8_e4m3")
+        assert plus[0xC0] == 0x80 and minus[0xC0] == 0x00  # -2 * +0 = -0; -2 * -0 = +0
+    fresh = [ln.q8_leaky_relu(codes, s, input_scale=0.1, output_scale=0.1 * (1 + k))
+             for k, s in enumerate([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])]
+    again = [ln.q8_leaky_relu(codes, s, input_scale=0.1, output_scale=0.1 * (1 + k))
+             for k, s in enumerate([0.1, 0.2, 0.3, 0.4, 0.5, 0.6])]
+    assert all(a.tolist() == b.tolist() for a, b in zip(fresh, again))
+    assert len({tuple(a.tolist()) for a in fresh}) == 6
