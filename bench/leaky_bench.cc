@@ -41,6 +41,7 @@
 #include <thread>
 #include <vector>
 
+#include "leaky/eight_bit.h"
 #include "leaky/leaky.hpp"
 
 extern "C" void omp_set_num_threads(int);
@@ -60,6 +61,7 @@ enum class Mode {
   kPreluForward,           // one shared slope (oneDNN's prelu with a broadcast weight)
   kRreluForward,           // training, no noise output
   kBiasActDropoutForward,  // f32 [outer, 64 channels, inner]: bias, LeakyReLU(0.2), gain, p = 0.1
+  kQu8Forward,             // LeakyReLU(0.1) on qu8 (eight_bit.h): type "qu8", mode "fwd"
 };
 const char* ModeName(Mode m) {
   switch (m) {
@@ -71,6 +73,7 @@ const char* ModeName(Mode m) {
     case Mode::kPreluForward: return "prelu_fwd";
     case Mode::kRreluForward: return "rrelu_fwd";
     case Mode::kBiasActDropoutForward: return "bias_act_dropout_fwd";
+    case Mode::kQu8Forward: return "fwd";
   }
   return "?";
 }
@@ -84,6 +87,12 @@ const char* DtypeName(leaky_dtype d) {
   return "?";
 }
 size_t DtypeBytes(leaky_dtype d) { return d == LEAKY_F64 ? 8 : d == LEAKY_F32 ? 4 : 2; }
+
+// qu8's parameters: input scale 0.05 around 128, output 0.04 around 100
+// (XNNPACK takes them as floats: the same values), LeakyReLU(0.1).
+constexpr float kQu8InputScale = 0.05f, kQu8OutputScale = 0.04f;
+constexpr uint8_t kQu8InputZero = 128, kQu8OutputZero = 100;
+constexpr float kQu8Slope = 0.1f;
 
 struct FreeDeleter {
   void operator()(void* p) const { std::free(p); }
@@ -207,8 +216,13 @@ double SlopeFor(const Case& c) { return c.mode == Mode::kForwardInPlace ? kInPla
 using Runner = std::function<void()>;
 using Maker = std::function<Runner(const Case&, char*, char*, char*)>;
 
+// The element type's name and bytes: qu8 cases carry f32 buffers (random
+// bytes) and are named and counted as one byte per element.
+const char* TypeName(const Case& c) { return c.mode == Mode::kQu8Forward ? "qu8" : DtypeName(c.dtype); }
+size_t ElementBytes(const Case& c) { return c.mode == Mode::kQu8Forward ? 1 : DtypeBytes(c.dtype); }
+
 std::string Name(const Case& c) {
-  return c.contender + "/" + DtypeName(c.dtype) + "/" + ModeName(c.mode) + "/" +
+  return c.contender + "/" + TypeName(c) + "/" + ModeName(c.mode) + "/" +
          std::to_string(c.n) + "/" + std::to_string(c.threads);
 }
 
@@ -243,6 +257,12 @@ Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int strea
   if (c.mode == Mode::kBackward) {
     return [=] { leaky_relu_backward(c.dtype, c.n, b, a, 0, dst, kSlope, &options); };
   }
+  if (c.mode == Mode::kQu8Forward) {
+    leaky_q8_params q = leaky_q8_params_init(LEAKY_QU8);
+    q.input = {kQu8InputScale, kQu8InputZero};
+    q.output = {kQu8OutputScale, kQu8OutputZero};
+    return [=] { leaky_q8_leaky_relu_forward(&q, c.n, a, dst, kQu8Slope, &options); };
+  }
   return [=] { leaky_relu_forward(c.dtype, c.n, a, dst, SlopeFor(c), &options); };
 }
 
@@ -267,7 +287,7 @@ Runner MakeLimit(const Case& c, char* a, char* b, char* dst, bool stream) {
   if (c.mode == Mode::kForwardInPlace) return nullptr;  // the out-of-place limit applies
   if (!stream && c.mode == Mode::kBackward) return nullptr;
   auto job = std::make_shared<StreamJob>(
-      StreamJob{a, c.mode == Mode::kBackward ? b : nullptr, dst, c.n * DtypeBytes(c.dtype),
+      StreamJob{a, c.mode == Mode::kBackward ? b : nullptr, dst, c.n * ElementBytes(c),
                 static_cast<size_t>(c.threads)});
   pthreadpool_t pool = PoolFor(c.threads);
   const int threads = c.threads;
@@ -337,10 +357,24 @@ Runner MakeOneDnn(const Case& c, char* a, char* b, char* dst) {
 
 Runner MakeXnnpack(const Case& c, char* a, char* b, char* dst) {
   (void)b;
-  if (c.mode == Mode::kBackward || (c.dtype != LEAKY_F32 && c.dtype != LEAKY_F16)) return nullptr;
   static const bool initialized = xnn_initialize(nullptr) == xnn_status_success;
   if (!initialized) return nullptr;
   xnn_operator_t op = nullptr;
+  if (c.mode == Mode::kQu8Forward) {
+    if (xnn_create_leaky_relu_nc_qu8(1, 1, 1, kQu8Slope, kQu8InputZero, kQu8InputScale,
+                                     kQu8OutputZero, kQu8OutputScale, 0, 255, 0,
+                                     &op) != xnn_status_success) {
+      return nullptr;
+    }
+    std::shared_ptr<xnn_operator> owner(op, xnn_delete_operator);
+    pthreadpool_t pool = PoolFor(c.threads);
+    if (xnn_setup_leaky_relu_nc_qu8(op, c.n, reinterpret_cast<const uint8_t*>(a),
+                                    reinterpret_cast<uint8_t*>(dst), pool) != xnn_status_success) {
+      return nullptr;
+    }
+    return [owner, pool] { xnn_run_operator(owner.get(), pool); };
+  }
+  if (c.mode == Mode::kBackward || (c.dtype != LEAKY_F32 && c.dtype != LEAKY_F16)) return nullptr;
   const xnn_status created =
       c.dtype == LEAKY_F32
           ? xnn_create_leaky_relu_nc_f32(1, 1, 1, static_cast<float>(SlopeFor(c)), 0, &op)
@@ -405,6 +439,14 @@ std::vector<Entry> AllBenchmarks(bool quick) {
       }
     }
   }
+  // qu8 LeakyReLU against XNNPACK's qu8 operator and the limit of its bytes.
+  for (size_t n : {size_t{1} << 16, size_t{1} << 20, size_t{1} << 26}) {
+    for (int threads : thread_counts) {
+      add(Case{"leaky", LEAKY_F32, Mode::kQu8Forward, n, threads}, MakeLeaky);
+      add(Case{"xnnpack", LEAKY_F32, Mode::kQu8Forward, n, threads}, MakeXnnpack);
+      add(Case{"stream_copy", LEAKY_F32, Mode::kQu8Forward, n, threads}, contenders.back().make);
+    }
+  }
   for (leaky_dtype dtype : {LEAKY_F32, LEAKY_F16, LEAKY_BF16, LEAKY_F64}) {
     for (Mode mode : {Mode::kForward, Mode::kForwardInPlace, Mode::kBackward}) {
       const bool sweep = dtype == LEAKY_F32 && mode == Mode::kForward && !quick;
@@ -439,7 +481,10 @@ std::vector<Entry> AllBenchmarks(bool quick) {
 // by round; one element count and one storage width keep a group's buffers
 // to at most 3 GiB.
 std::string GroupOf(const Case& c) {
-  const char* width = c.dtype == LEAKY_F32 ? "f32" : c.dtype == LEAKY_F64 ? "f64" : "f16+bf16";
+  const char* width = c.mode == Mode::kQu8Forward ? "qu8"
+                      : c.dtype == LEAKY_F32  ? "f32"
+                      : c.dtype == LEAKY_F64  ? "f64"
+                                              : "f16+bf16";
   return std::string(width) + "/" + std::to_string(c.n);
 }
 
@@ -574,7 +619,7 @@ double Median(std::vector<double> v) {
 }
 
 size_t StreamBytes(const Case& c) {
-  return (c.mode == Mode::kBackward ? 3 : 2) * c.n * DtypeBytes(c.dtype);
+  return (c.mode == Mode::kBackward ? 3 : 2) * c.n * ElementBytes(c);
 }
 
 void Sample(Contestant& x) {
@@ -721,7 +766,7 @@ int Run(const Settings& settings) {
       nlohmann::json row = {{"name", Name(c)},
                             {"group", name},
                             {"contender", c.contender},
-                            {"dtype", DtypeName(c.dtype)},
+                            {"dtype", TypeName(c)},
                             {"mode", ModeName(c.mode)},
                             {"elements", c.n},
                             {"threads", c.threads},

@@ -79,6 +79,9 @@ constexpr Target kTargets[] = {
      "limit", 0.80},
     {"a small call against XNNPACK", "f32", "fwd", "4Ki", "1", "xnnpack", 0.90},
     {"f32 forward, all threads against one", "f32", "fwd", "64Mi", "all", "leaky 1T", 1.60},
+    {"qu8 forward at the memory limit", "qu8", "fwd", "64Mi", "each", "limit", 0.90},
+    {"qu8 forward against XNNPACK", "qu8", "fwd", "64Mi", "each", "xnnpack", 1.15},
+    {"qu8 forward in cache against XNNPACK", "qu8", "fwd", "64Ki", "each", "xnnpack", 1.15},
 };
 
 std::string TargetsMarkdown() {
