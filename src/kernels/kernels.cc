@@ -11,6 +11,7 @@
 #include "kernels/elu-inl.h"
 #include "kernels/plain_relu-inl.h"
 #include "kernels/leaky_relu-inl.h"
+#include "kernels/byte_lookup-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace leaky {
@@ -40,16 +41,58 @@ void FillIndexedKernels(kernels::KernelTable& table);
 #undef LEAKY_BINARY_KERNEL
 #undef LEAKY_INDEXED_KERNEL
 
+void byte_lookup(size_t n, const void* src, void* dst, const kernels::Params& params) {
+  ByteLookup(n, static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst),
+             params.op.byte_table.table, params.common.stream_stores);
+}
+
+void byte_select(size_t n, const void* dy, const void* saved, void* dst,
+                 const kernels::Params& params) {
+  ByteSelect(n, static_cast<const uint8_t*>(dy), static_cast<const uint8_t*>(saved),
+             static_cast<uint8_t*>(dst), params.op.byte_table.table, params.op.byte_table.pass,
+             params.common.stream_stores);
+}
+
+// PReLU's tables, one per channel (the side input, channels x 256 bytes),
+// over [outer, channels, inner]: a row of `inner` elements shares a table;
+// channels-last (inner == 1) indexes each element's own.
+void byte_lookup_channels(size_t n, size_t start, const void* /*dy*/, const void* src,
+                          const void* side_input, void* dst, const kernels::SideArrays& /*side*/,
+                          const kernels::Params& params) {
+  const auto* x = static_cast<const uint8_t*>(src);
+  auto* y = static_cast<uint8_t*>(dst);
+  const auto* tables = static_cast<const uint8_t*>(side_input);
+  const size_t channels = params.common.channels, inner = params.common.inner;
+  const bool stream = params.common.stream_stores;
+  if (channels == 1) return ByteLookup(n, x, y, tables, stream);
+  if (inner == 1) {
+    size_t channel = start % channels;
+    for (size_t i = 0; i < n; ++i) {
+      y[i] = tables[256 * channel + x[i]];
+      if (++channel == channels) channel = 0;
+    }
+    return;
+  }
+  for (size_t i = 0; i < n;) {
+    const size_t index = start + i;
+    const size_t segment = HWY_MIN(n - i, inner - index % inner);
+    ByteLookup(segment, x + i, y + i, tables + 256 * ((index / inner) % channels), stream);
+    i += segment;
+  }
+}
+
 kernels::KernelTable MakeTable() {
   kernels::KernelTable table{};
   table.target_name = hwy::TargetName(HWY_TARGET);
 #define LEAKY_UNARY_KERNEL(op, dtype, Codec, Type) table.op[dtype] = &op##_##Codec;
 #define LEAKY_BINARY_KERNEL(op, dtype, Codec, Type) table.op[dtype] = &op##_##Codec;
 #define LEAKY_INDEXED_KERNEL(op, dtype, Codec, Type)
+#define LEAKY_BYTE_KERNEL(op, arity) table.op = &op;
 #include "kernels/kernel_list.inc"
 #undef LEAKY_UNARY_KERNEL
 #undef LEAKY_BINARY_KERNEL
 #undef LEAKY_INDEXED_KERNEL
+#undef LEAKY_BYTE_KERNEL
   FillIndexedKernels(table);
   return table;
 }

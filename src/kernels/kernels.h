@@ -40,11 +40,17 @@ struct RreluParams {
   double lower, upper;  // slopes from U(lower, upper)
   uint64_t seed, offset;
 };
+// The 8-bit ops' tables (256 entries each).
+struct ByteTableParams {
+  const uint8_t* table;
+  const uint8_t* pass;  // byte_select: 0xFF where dy passes unchanged
+};
 union OpParams {
   LeakyReluParams leaky_relu;
   EluParams elu;
   BiasActParams bias_act;
   RreluParams rrelu;
+  ByteTableParams byte_table;
 };
 
 struct Params {
@@ -81,8 +87,10 @@ struct KernelTable {
 #define LEAKY_BINARY_KERNEL(op, dtype, Codec, Type)
 #define LEAKY_INDEXED_KERNEL(op, dtype, Codec, Type)
 #define LEAKY_OP(op, arity) arity##Kernel op[kDtypeCount];
+#define LEAKY_BYTE_KERNEL(op, arity) arity##Kernel op;
 #include "kernels/kernel_list.inc"
 #undef LEAKY_OP
+#undef LEAKY_BYTE_KERNEL
 #undef LEAKY_UNARY_KERNEL
 #undef LEAKY_BINARY_KERNEL
 #undef LEAKY_INDEXED_KERNEL

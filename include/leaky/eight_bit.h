@@ -1,0 +1,133 @@
+/* leaky: the activation family on 8-bit data (plain C99, as leaky.h).
+ *
+ * Four 8-bit types, one byte per element:
+ *   LEAKY_QU8, LEAKY_QS8  quantized uint8 / int8: a byte q stands for the real
+ *                         value scale * (q - zero_point), per tensor;
+ *   LEAKY_FP8_E4M3        OCP 8-bit float E4M3 (bias 7, largest finite 448,
+ *                         no infinity, NaN = S.1111.111, subnormals);
+ *   LEAKY_FP8_E5M2        OCP 8-bit float E5M2 (bias 15, largest finite
+ *                         57344, IEEE-like: S.11111.00 is infinity,
+ *                         S.11111.{01,10,11} are NaN, subnormals).
+ *
+ * With 256 possible inputs every op is a table: a call builds the 256
+ * outputs once (per channel for PReLU), exactly, and the kernel is a byte
+ * lookup. The results are correctly rounded for every input:
+ *
+ * Quantized (qu8, qs8): with v = input.scale * (x - input.zero_point) the
+ * real input value and f the op's function on reals,
+ *   y = clamp(output.zero_point + round(f(v) / output.scale),
+ *             output_min, output_max)
+ * where round is to nearest, ties to even (PyTorch's quantizer), taken of
+ * the exact real value (the scales and the slope are the doubles given; no
+ * intermediate rounding). LeakyReLU, ReLU, PReLU (f32 weights) and RReLU in
+ * evaluation (slope (lower + upper) / 2, computed in double) are exact for
+ * every parameter. ELU's f involves expm1: its table is computed in 64-bit
+ * long double and the rounding decided exactly except when f(v) / scale is
+ * within 2^-50 (relative) of a rounding tie, which no finite table hits in
+ * the tests' grid (docs/semantics.md). Quantized data has no backward.
+ *
+ * fp8: the input decodes exactly; y = round(f(x)) to the type, to nearest
+ * with ties to even, from the exact real f(x), with the slope rounded once
+ * to f32 (as the float family's f16/bf16: leaky.h) and ELU's expm1 taken
+ * in long double as above. Overflow follows `saturate`: 1 gives the largest
+ * finite value of the result's sign (also for an infinite E5M2 result); 0
+ * gives OCP's non-saturating result: infinity (E5M2) or NaN (E4M3). A value
+ * rounds to overflow when it reaches the largest finite value plus half its
+ * ulp and would round away from it (E4M3: above 464; E5M2: from 61440). A
+ * NaN input gives its own byte back (sign and payload kept); a NaN made by
+ * the op (E5M2: -inf * 0) is S.11111.10. -0 is kept where the float ops
+ * keep it (LeakyReLU: -0 * slope; ReLU: -0). leaky_fp8_from_f32 maps NaN to
+ * S.1111.111 (E4M3) or S.11111.10 (E5M2) with the input's sign.
+ *
+ * Pointers, in place, options, n == 0 and errors are as in leaky.h (an
+ * output may equal its input exactly; any error leaves outputs untouched).
+ */
+#ifndef LEAKY_EIGHT_BIT_H_
+#define LEAKY_EIGHT_BIT_H_
+
+#include "leaky/leaky.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum leaky_type8 {
+  LEAKY_QU8 = 0,
+  LEAKY_QS8 = 1,
+  LEAKY_FP8_E4M3 = 2,
+  LEAKY_FP8_E5M2 = 3
+} leaky_type8;
+
+/* One tensor's quantization: real = scale * (q - zero_point). scale must be
+ * finite and > 0; zero_point within the type's range (qu8: 0..255, qs8:
+ * -128..127). */
+typedef struct leaky_quantization {
+  double scale;
+  int32_t zero_point;
+} leaky_quantization;
+
+/* The 8-bit type of a call and its encoding parameters.
+ *   qu8/qs8: input and output quantization; output_min <= output_max clamp
+ *            the quantized result (within the type's range; the full range
+ *            for no clamp, which leaky_q8_params_init sets).
+ *   fp8:     saturate (0 or 1, above); input, output and the clamp are
+ *            ignored. */
+typedef struct leaky_q8_params {
+  leaky_type8 type;
+  leaky_quantization input;
+  leaky_quantization output;
+  int32_t output_min, output_max;
+  int saturate;
+} leaky_q8_params;
+
+/* Parameters for `type` with scale 1, zero point 0 (qu8: 0 too), the full
+ * output range and saturate = 1. */
+LEAKY_API leaky_q8_params leaky_q8_params_init(leaky_type8 type);
+
+/* Forward ops: y = f(x) per the rules above. */
+LEAKY_API leaky_status leaky_q8_leaky_relu_forward(const leaky_q8_params* q, size_t n,
+                                                   const void* x, void* y,
+                                                   double negative_slope,
+                                                   const leaky_options* opts);
+LEAKY_API leaky_status leaky_q8_plain_relu_forward(const leaky_q8_params* q, size_t n,
+                                                   const void* x, void* y,
+                                                   const leaky_options* opts);
+/* RReLU in evaluation: LeakyReLU with slope (lower + upper) / 2. */
+LEAKY_API leaky_status leaky_q8_rrelu_eval_forward(const leaky_q8_params* q, size_t n,
+                                                   const void* x, void* y, double lower,
+                                                   double upper, const leaky_options* opts);
+/* ELU as leaky.h's: f(v) = v <= 0 ? expm1(v * input_scale) * alpha * scale : v * scale. */
+LEAKY_API leaky_status leaky_q8_elu_forward(const leaky_q8_params* q, size_t n, const void* x,
+                                            void* y, double alpha, double scale,
+                                            double input_scale, const leaky_options* opts);
+/* PReLU over [outer, channels, inner] (leaky.h): f(v) = v > 0 ? v : weight[c] * v,
+ * one table per channel; weights (f32) must be finite. */
+LEAKY_API leaky_status leaky_q8_prelu_forward(const leaky_q8_params* q, size_t outer,
+                                              size_t channels, size_t inner, const void* x,
+                                              const float* weight, void* y,
+                                              const leaky_options* opts);
+
+/* Backward, fp8 only (training); quantized types give LEAKY_ERROR_UNSUPPORTED.
+ * dx = saved > 0 ? dy : round(dy * slope), saved the forward input (or its
+ * result when saved_is_result, then negative_slope >= 0), as leaky.h. */
+LEAKY_API leaky_status leaky_q8_leaky_relu_backward(const leaky_q8_params* q, size_t n,
+                                                    const void* dy, const void* saved,
+                                                    int saved_is_result, void* dx,
+                                                    double negative_slope,
+                                                    const leaky_options* opts);
+/* dx = saved <= 0 ? 0 : dy (NaN saved: dy), as leaky_plain_relu_backward. */
+LEAKY_API leaky_status leaky_q8_plain_relu_backward(const leaky_q8_params* q, size_t n,
+                                                    const void* dy, const void* saved, void* dx,
+                                                    const leaky_options* opts);
+
+/* fp8 conversions, correctly rounded as above (type: LEAKY_FP8_E4M3 or
+ * LEAKY_FP8_E5M2). to_f32 is exact. */
+LEAKY_API leaky_status leaky_fp8_from_f32(leaky_type8 type, size_t n, const float* x,
+                                          uint8_t* y, int saturate);
+LEAKY_API leaky_status leaky_fp8_to_f32(leaky_type8 type, size_t n, const uint8_t* x, float* y);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LEAKY_EIGHT_BIT_H_ */

@@ -1,0 +1,34 @@
+// The 8-bit ops as tables: every op of eight_bit.h maps each of the 256
+// input codes to its exact output code (fp8.h's and exact.h's rounding),
+// built once per call (per channel for PReLU) before the kernels look them
+// up (kernels/byte_lookup-inl.h).
+#ifndef LEAKY_EIGHT_BIT_TABLES_H_
+#define LEAKY_EIGHT_BIT_TABLES_H_
+
+#include <cstdint>
+
+#include "leaky/eight_bit.h"
+
+namespace leaky::eight_bit {
+
+// A forward op's function on reals, with its scalars as the caller gave
+// them (fp8 tables round them to f32 first).
+struct RealFunction {
+  enum Kind { kLeakyRelu, kRelu, kElu } kind = kLeakyRelu;
+  double slope = 0;                            // LeakyReLU
+  double alpha = 1, scale = 1, input_scale = 1;  // ELU
+};
+
+// y = table[x] for the call's type and parameters (already validated).
+void BuildForwardTable(const leaky_q8_params& q, const RealFunction& f, uint8_t table[256]);
+
+// fp8 backward: dx = pass[saved] != 0 ? dy : table[dy]; pass holds 0x00 or
+// 0xFF. LeakyReLU: table = round(dy * slope), pass = saved > 0 (with a
+// non-negative slope the result's sign answers the same). ReLU (kRelu):
+// table = +0, pass = !(saved <= 0).
+void BuildBackwardTables(const leaky_q8_params& q, const RealFunction& f, uint8_t table[256],
+                         uint8_t pass[256]);
+
+}  // namespace leaky::eight_bit
+
+#endif  // LEAKY_EIGHT_BIT_TABLES_H_

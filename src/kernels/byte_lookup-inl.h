@@ -1,0 +1,140 @@
+// Byte-table lookups for the 8-bit ops (eight_bit.h): y = table[x] over
+// 256-entry tables, and the fp8 backward's select. The tables are built
+// before the call (src/eight_bit); these loops only look them up.
+//
+// Per target: AVX3_DL has VBMI's two-table byte permute (vpermi2b: 128
+// entries from two registers), so 256 entries are two permutes and a blend
+// on the index's top bit per 64 bytes. Other vector targets use Highway's
+// 16-entry TableLookupBytes once per high nibble (16 lookups, each kept
+// where the nibble matches): Highway 1.0.3 has no wider byte table. The
+// scalar and EMU128 targets index the table directly.
+
+#if defined(LEAKY_KERNELS_BYTE_LOOKUP_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef LEAKY_KERNELS_BYTE_LOOKUP_INL_H_
+#undef LEAKY_KERNELS_BYTE_LOOKUP_INL_H_
+#else
+#define LEAKY_KERNELS_BYTE_LOOKUP_INL_H_
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+#include "hwy/cache_control.h"
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace leaky {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#undef LEAKY_BYTE_LOOKUP_SCALAR
+#if HWY_TARGET == HWY_SCALAR || HWY_TARGET == HWY_EMU128
+#define LEAKY_BYTE_LOOKUP_SCALAR 1
+#else
+#define LEAKY_BYTE_LOOKUP_SCALAR 0
+#endif
+
+#if !LEAKY_BYTE_LOOKUP_SCALAR
+using DByte = hn::ScalableTag<uint8_t>;
+
+// A 256-entry table held in registers for the loop.
+class ByteTable {
+ public:
+#if HWY_TARGET == HWY_AVX3_DL
+  explicit ByteTable(const uint8_t* table) {
+    for (int i = 0; i < 4; ++i) part_[i] = hn::LoadU(DByte(), table + 64 * i).raw;
+  }
+  HWY_INLINE hn::Vec<DByte> operator()(hn::Vec<DByte> x) const {
+    // vpermi2b reads bits 0-6 of each index: entries 0-127 and 128-255.
+    const __m512i low = _mm512_permutex2var_epi8(part_[0], x.raw, part_[1]);
+    const __m512i high = _mm512_permutex2var_epi8(part_[2], x.raw, part_[3]);
+    return hn::Vec<DByte>{_mm512_mask_blend_epi8(_mm512_movepi8_mask(x.raw), low, high)};
+  }
+
+ private:
+  __m512i part_[4];
+#else
+  explicit ByteTable(const uint8_t* table) : table_(table) {}
+  HWY_INLINE hn::Vec<DByte> operator()(hn::Vec<DByte> x) const {
+    const DByte d;
+    const auto low_nibble = hn::And(x, hn::Set(d, 0x0F));
+    const auto high_nibble = hn::And(x, hn::Set(d, 0xF0));
+    auto result = hn::Zero(d);
+    for (int k = 0; k < 16; ++k) {
+      const auto part = hn::TableLookupBytes(hn::LoadDup128(d, table_ + 16 * k), low_nibble);
+      result = hn::Or(result, hn::IfThenElseZero(
+                                  hn::Eq(high_nibble, hn::Set(d, static_cast<uint8_t>(16 * k))),
+                                  part));
+    }
+    return result;
+  }
+
+ private:
+  const uint8_t* table_;
+#endif
+};
+
+// The loop both kernels share: whole vectors through `op`, streamed once dst
+// is vector-aligned when asked, the rest element by element through `one`.
+template <class VectorOp, class OneOp>
+HWY_INLINE void ByteLoop(size_t n, uint8_t* dst, bool stream, const VectorOp& op,
+                         const OneOp& one) {
+  const DByte d;
+  const size_t lanes = hn::Lanes(d);
+  size_t i = 0;
+  if (stream) {
+    const size_t misalignment = reinterpret_cast<uintptr_t>(dst) % lanes;
+    const size_t head = HWY_MIN(n, misalignment == 0 ? 0 : lanes - misalignment);
+    for (; i < head; ++i) dst[i] = one(i);
+    for (; i + lanes <= n; i += lanes) hn::Stream(op(i), d, dst + i);
+    hwy::FlushStream();
+  } else {
+    for (; i + 2 * lanes <= n; i += 2 * lanes) {
+      const auto v0 = op(i), v1 = op(i + lanes);
+      hn::StoreU(v0, d, dst + i);
+      hn::StoreU(v1, d, dst + i + lanes);
+    }
+    for (; i + lanes <= n; i += lanes) hn::StoreU(op(i), d, dst + i);
+  }
+  for (; i < n; ++i) dst[i] = one(i);
+}
+#endif  // !LEAKY_BYTE_LOOKUP_SCALAR
+
+// y[i] = table[x[i]]; y may be x.
+HWY_INLINE void ByteLookup(size_t n, const uint8_t* x, uint8_t* y, const uint8_t* table,
+                           bool stream) {
+#if LEAKY_BYTE_LOOKUP_SCALAR
+  (void)stream;
+  for (size_t i = 0; i < n; ++i) y[i] = table[x[i]];
+#else
+  const ByteTable lookup(table);
+  ByteLoop(
+      n, y, stream, [&](size_t i) { return lookup(hn::LoadU(DByte(), x + i)); },
+      [&](size_t i) { return table[x[i]]; });
+#endif
+}
+
+// dx[i] = pass[saved[i]] ? dy[i] : table[dy[i]]; dx may be dy or saved.
+HWY_INLINE void ByteSelect(size_t n, const uint8_t* dy, const uint8_t* saved, uint8_t* dx,
+                           const uint8_t* table, const uint8_t* pass, bool stream) {
+#if LEAKY_BYTE_LOOKUP_SCALAR
+  (void)stream;
+  for (size_t i = 0; i < n; ++i) dx[i] = pass[saved[i]] != 0 ? dy[i] : table[dy[i]];
+#else
+  const ByteTable lookup(table), passes(pass);
+  ByteLoop(
+      n, dx, stream,
+      [&](size_t i) {
+        const DByte d;
+        const auto g = hn::LoadU(d, dy + i);
+        return hn::IfThenElse(hn::MaskFromVec(passes(hn::LoadU(d, saved + i))), g, lookup(g));
+      },
+      [&](size_t i) { return pass[saved[i]] != 0 ? dy[i] : table[dy[i]]; });
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace leaky
+HWY_AFTER_NAMESPACE();
+
+#endif  // LEAKY_KERNELS_BYTE_LOOKUP_INL_H_

@@ -1,0 +1,285 @@
+// The 8-bit ops' C entry points (leaky/eight_bit.h): each checks its type
+// and parameters, builds its exact table (src/eight_bit) and runs the byte
+// lookup through the shared driver (ops/driver.h), like the float ops.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "eight_bit/fp8.h"
+#include "eight_bit/tables.h"
+#include "kernels/kernels.h"
+#include "leaky/eight_bit.h"
+#include "ops/channels.h"
+#include "ops/driver.h"
+#include "runtime/error.h"
+#include "runtime/operands.h"
+
+using leaky::eight_bit::RealFunction;
+using leaky::internal::Call;
+using leaky::internal::Elementwise;
+using leaky::internal::Fail;
+using leaky::internal::OpDesc;
+using leaky::kernels::Params;
+
+namespace {
+
+bool IsQuantized(leaky_type8 type) { return type == LEAKY_QU8 || type == LEAKY_QS8; }
+
+leaky_status CheckQuantization(const char* function, const char* which,
+                               const leaky_quantization& q, int32_t lo, int32_t hi) {
+  if (!(std::isfinite(q.scale) && q.scale > 0)) {
+    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: the %s scale must be finite and > 0 (got %g)",
+                function, which, q.scale);
+  }
+  if (q.zero_point < lo || q.zero_point > hi) {
+    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: the %s zero point %d is outside %d..%d",
+                function, which, static_cast<int>(q.zero_point), static_cast<int>(lo),
+                static_cast<int>(hi));
+  }
+  return LEAKY_OK;
+}
+
+leaky_status CheckParams(const char* function, const leaky_q8_params* q) {
+  if (q == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: the 8-bit parameters are null", function);
+  switch (q->type) {
+    case LEAKY_QU8:
+    case LEAKY_QS8: {
+      const int32_t lo = q->type == LEAKY_QU8 ? 0 : -128, hi = q->type == LEAKY_QU8 ? 255 : 127;
+      LEAKY_RETURN_IF_ERROR(CheckQuantization(function, "input", q->input, lo, hi));
+      LEAKY_RETURN_IF_ERROR(CheckQuantization(function, "output", q->output, lo, hi));
+      if (q->output_min < lo || q->output_max > hi || q->output_min > q->output_max) {
+        return Fail(LEAKY_ERROR_INVALID_PARAMETER,
+                    "%s: the output clamp [%d, %d] must satisfy %d <= output_min <= output_max <= %d",
+                    function, static_cast<int>(q->output_min), static_cast<int>(q->output_max),
+                    static_cast<int>(lo), static_cast<int>(hi));
+      }
+      return LEAKY_OK;
+    }
+    case LEAKY_FP8_E4M3:
+    case LEAKY_FP8_E5M2:
+      if (q->saturate != 0 && q->saturate != 1) {
+        return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: saturate must be 0 or 1 (got %d)", function,
+                    q->saturate);
+      }
+      return LEAKY_OK;
+  }
+  return Fail(LEAKY_ERROR_INVALID_DTYPE, "%s: the 8-bit type %d is not one of leaky_type8",
+              function, static_cast<int>(q->type));
+}
+
+// Checks the parameters, options and scalars of an elementwise 8-bit call.
+leaky_status DescribeByteCall(const char* function, const leaky_q8_params* q, size_t n,
+                              const leaky_options* options,
+                              std::initializer_list<leaky::internal::NamedValue> scalars,
+                              Call* call) {
+  LEAKY_RETURN_IF_ERROR(CheckParams(function, q));
+  // The dtype indexes only the float kernels; byte kernels are per table.
+  *call = Call{function, LEAKY_F32, n, 1, {0, -1, nullptr}};
+  LEAKY_RETURN_IF_ERROR(leaky::internal::ResolveOptions(function, options, &call->options));
+  return leaky::internal::CheckFinite(function, scalars);
+}
+
+leaky_status RunForward(const Call& call, const leaky_q8_params& q, const RealFunction& f,
+                        const void* x, void* y) {
+  alignas(64) uint8_t table[256];
+  Params params;
+  params.op.byte_table = {table, nullptr};
+  OpDesc op{call, leaky::kernels::Dispatched().byte_lookup, params};
+  op.x = Elementwise(call, "x", x);
+  op.dst = Elementwise(call, "y", y);
+  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(op));
+  if (call.n == 0) return LEAKY_OK;
+  leaky::eight_bit::BuildForwardTable(q, f, table);
+  leaky::internal::RunOp(op);
+  return LEAKY_OK;
+}
+
+leaky_status RunBackward(const Call& call, const leaky_q8_params& q, const RealFunction& f,
+                         const void* dy, const void* saved, void* dx) {
+  if (IsQuantized(q.type)) {
+    return Fail(LEAKY_ERROR_UNSUPPORTED,
+                "%s: quantized data has no backward (inference only); use an fp8 type",
+                call.function);
+  }
+  alignas(64) uint8_t table[256], pass[256];
+  Params params;
+  params.op.byte_table = {table, pass};
+  OpDesc op{call, leaky::kernels::Dispatched().byte_select, params};
+  op.dy = Elementwise(call, "dy", dy);
+  op.x = Elementwise(call, "saved", saved);
+  op.dst = Elementwise(call, "dx", dx);
+  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(op));
+  if (call.n == 0) return LEAKY_OK;
+  leaky::eight_bit::BuildBackwardTables(q, f, table, pass);
+  leaky::internal::RunOp(op);
+  return LEAKY_OK;
+}
+
+}  // namespace
+
+extern "C" leaky_q8_params leaky_q8_params_init(leaky_type8 type) {
+  leaky_q8_params q{};
+  q.type = type;
+  q.input = {1.0, 0};
+  q.output = {1.0, 0};
+  q.output_min = type == LEAKY_QS8 ? -128 : 0;
+  q.output_max = type == LEAKY_QS8 ? 127 : 255;
+  q.saturate = 1;
+  return q;
+}
+
+extern "C" leaky_status leaky_q8_leaky_relu_forward(const leaky_q8_params* q, size_t n,
+                                                    const void* x, void* y, double negative_slope,
+                                                    const leaky_options* opts) {
+  Call call;
+  LEAKY_RETURN_IF_ERROR(DescribeByteCall("leaky_q8_leaky_relu_forward", q, n, opts,
+                                         {{"negative_slope", negative_slope}}, &call));
+  RealFunction f;
+  f.kind = RealFunction::kLeakyRelu;
+  f.slope = negative_slope;
+  return RunForward(call, *q, f, x, y);
+}
+
+extern "C" leaky_status leaky_q8_plain_relu_forward(const leaky_q8_params* q, size_t n,
+                                                    const void* x, void* y,
+                                                    const leaky_options* opts) {
+  Call call;
+  LEAKY_RETURN_IF_ERROR(DescribeByteCall("leaky_q8_plain_relu_forward", q, n, opts, {}, &call));
+  RealFunction f;
+  f.kind = RealFunction::kRelu;
+  return RunForward(call, *q, f, x, y);
+}
+
+extern "C" leaky_status leaky_q8_rrelu_eval_forward(const leaky_q8_params* q, size_t n,
+                                                    const void* x, void* y, double lower,
+                                                    double upper, const leaky_options* opts) {
+  Call call;
+  LEAKY_RETURN_IF_ERROR(DescribeByteCall("leaky_q8_rrelu_eval_forward", q, n, opts,
+                                         {{"lower", lower}, {"upper", upper}}, &call));
+  if (lower > upper) {
+    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: lower (%g) must be <= upper (%g)",
+                call.function, lower, upper);
+  }
+  RealFunction f;
+  f.kind = RealFunction::kLeakyRelu;
+  f.slope = lower / 2 + upper / 2;  // (lower + upper) / 2 without overflow
+  return RunForward(call, *q, f, x, y);
+}
+
+extern "C" leaky_status leaky_q8_elu_forward(const leaky_q8_params* q, size_t n, const void* x,
+                                             void* y, double alpha, double scale,
+                                             double input_scale, const leaky_options* opts) {
+  Call call;
+  LEAKY_RETURN_IF_ERROR(DescribeByteCall(
+      "leaky_q8_elu_forward", q, n, opts,
+      {{"alpha", alpha}, {"scale", scale}, {"input_scale", input_scale}}, &call));
+  RealFunction f;
+  f.kind = RealFunction::kElu;
+  f.alpha = alpha;
+  f.scale = scale;
+  f.input_scale = input_scale;
+  return RunForward(call, *q, f, x, y);
+}
+
+extern "C" leaky_status leaky_q8_prelu_forward(const leaky_q8_params* q, size_t outer,
+                                               size_t channels, size_t inner, const void* x,
+                                               const float* weight, void* y,
+                                               const leaky_options* opts) {
+  const char* function = "leaky_q8_prelu_forward";
+  LEAKY_RETURN_IF_ERROR(CheckParams(function, q));
+  leaky::internal::ChannelCall c;
+  LEAKY_RETURN_IF_ERROR(
+      leaky::internal::DescribeChannelCall(function, LEAKY_F32, outer, channels, inner, opts, &c));
+  c.call.element_bytes = 1;  // the layout checks above do not depend on it
+  if (c.call.n == 0) return LEAKY_OK;
+  if (channels > std::numeric_limits<size_t>::max() / 256) {
+    return Fail(LEAKY_ERROR_SIZE, "%s: %zu channels of 256-byte tables overflow", function, channels);
+  }
+  OpDesc op{c.call, leaky::kernels::Dispatched().byte_lookup_channels, c.params};
+  op.side_input = {"weight", weight, channels, sizeof(float)};
+  op.x = Elementwise(c.call, "x", x);
+  op.dst = Elementwise(c.call, "y", y);
+  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(op));
+  for (size_t k = 0; k < channels; ++k) {
+    if (!std::isfinite(weight[k])) {
+      return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: weight[%zu] is not finite", function, k);
+    }
+  }
+  std::vector<uint8_t> tables(channels * 256);
+  RealFunction f;
+  f.kind = RealFunction::kLeakyRelu;
+  for (size_t k = 0; k < channels; ++k) {
+    f.slope = weight[k];
+    leaky::eight_bit::BuildForwardTable(*q, f, tables.data() + 256 * k);
+  }
+  op.side_input.pointer = tables.data();  // the kernel reads the tables, not the weights
+  leaky::internal::RunOp(op);
+  return LEAKY_OK;
+}
+
+extern "C" leaky_status leaky_q8_leaky_relu_backward(const leaky_q8_params* q, size_t n,
+                                                     const void* dy, const void* saved,
+                                                     int saved_is_result, void* dx,
+                                                     double negative_slope,
+                                                     const leaky_options* opts) {
+  Call call;
+  LEAKY_RETURN_IF_ERROR(DescribeByteCall("leaky_q8_leaky_relu_backward", q, n, opts,
+                                         {{"negative_slope", negative_slope}}, &call));
+  if (saved_is_result && negative_slope < 0) {
+    return Fail(LEAKY_ERROR_UNSUPPORTED,
+                "%s: backward from the forward result needs negative_slope >= 0 (got %g)",
+                call.function, negative_slope);
+  }
+  RealFunction f;
+  f.kind = RealFunction::kLeakyRelu;
+  f.slope = negative_slope;
+  return RunBackward(call, *q, f, dy, saved, dx);
+}
+
+extern "C" leaky_status leaky_q8_plain_relu_backward(const leaky_q8_params* q, size_t n,
+                                                     const void* dy, const void* saved, void* dx,
+                                                     const leaky_options* opts) {
+  Call call;
+  LEAKY_RETURN_IF_ERROR(DescribeByteCall("leaky_q8_plain_relu_backward", q, n, opts, {}, &call));
+  RealFunction f;
+  f.kind = RealFunction::kRelu;
+  return RunBackward(call, *q, f, dy, saved, dx);
+}
+
+namespace {
+leaky_status CheckFp8Conversion(const char* function, leaky_type8 type, size_t n, const void* x,
+                                const void* y, size_t x_bytes, size_t y_bytes) {
+  if (type != LEAKY_FP8_E4M3 && type != LEAKY_FP8_E5M2) {
+    return Fail(LEAKY_ERROR_INVALID_DTYPE, "%s: the type %d is not an fp8 type", function,
+                static_cast<int>(type));
+  }
+  return leaky::internal::CheckOperands(
+      function, {{"x", x, n, x_bytes, leaky::internal::Role::kInput},
+                 {"y", y, n, y_bytes, leaky::internal::Role::kSideOutput}});
+}
+leaky::eight_bit::Fp8 FormatOf(leaky_type8 type) {
+  return type == LEAKY_FP8_E4M3 ? leaky::eight_bit::Fp8::kE4M3 : leaky::eight_bit::Fp8::kE5M2;
+}
+}  // namespace
+
+extern "C" leaky_status leaky_fp8_from_f32(leaky_type8 type, size_t n, const float* x, uint8_t* y,
+                                           int saturate) {
+  const char* function = "leaky_fp8_from_f32";
+  LEAKY_RETURN_IF_ERROR(CheckFp8Conversion(function, type, n, x, y, sizeof(float), 1));
+  if (saturate != 0 && saturate != 1) {
+    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: saturate must be 0 or 1 (got %d)", function,
+                saturate);
+  }
+  for (size_t i = 0; i < n; ++i) y[i] = leaky::eight_bit::EncodeFp8(FormatOf(type), x[i], saturate != 0);
+  return LEAKY_OK;
+}
+
+extern "C" leaky_status leaky_fp8_to_f32(leaky_type8 type, size_t n, const uint8_t* x, float* y) {
+  const char* function = "leaky_fp8_to_f32";
+  LEAKY_RETURN_IF_ERROR(CheckFp8Conversion(function, type, n, x, y, 1, sizeof(float)));
+  for (size_t i = 0; i < n; ++i) {
+    y[i] = static_cast<float>(leaky::eight_bit::DecodeFp8(FormatOf(type), x[i]));
+  }
+  return LEAKY_OK;
+}
