@@ -122,29 +122,36 @@ struct Quantized {
   int Code(uint8_t byte) const {
     return is_signed ? static_cast<int>(static_cast<int8_t>(byte)) : static_cast<int>(byte);
   }
-  uint8_t Byte(int value) const { return static_cast<uint8_t>(value & 0xff); }
-  // The real value of a byte: input_scale * (q - input_zero_point).
-  Rational Real(uint8_t byte) const {
-    return Exact(input_scale) * Rational(Code(byte) - input_zero_point);
-  }
-  // output byte of an exact real result f
-  uint8_t Quantize(const Rational& f) const {
-    const Rational t = f / Exact(output_scale);
-    // Beyond +-1024 steps every zero point and clamp saturates: keep the
-    // integers small without changing the result.
-    Integer rounded;
-    if (t > 1024) rounded = 1024;
-    else if (t < -1024) rounded = -1024;
-    else rounded = RoundHalfEven(t);
-    const int y = std::clamp(output_zero_point + rounded.convert_to<int>(), output_min, output_max);
-    return Byte(y);
-  }
+  static uint8_t Byte(int value) { return static_cast<uint8_t>(value & 0xff); }
   std::string Describe() const {
     return std::string(is_signed ? "qs8" : "qu8") + " input(scale " + Show(input_scale) + ", zp " +
            std::to_string(input_zero_point) + ") output(scale " + Show(output_scale) + ", zp " +
            std::to_string(output_zero_point) + ") clamp [" + std::to_string(output_min) + ", " +
            std::to_string(output_max) + "]";
   }
+};
+
+// The exact scales of a Quantized, converted once.
+struct ExactQuantized {
+  explicit ExactQuantized(const Quantized& q)
+      : q(q), input_scale(Exact(q.input_scale)), output_scale(Exact(q.output_scale)) {}
+  // The real value of a byte: input_scale * (q - input_zero_point).
+  Rational Real(uint8_t byte) const { return input_scale * Rational(q.Code(byte) - q.input_zero_point); }
+  // The output byte of an exact real result f:
+  // clamp(zp_out + round_half_even(f / output_scale), output_min, output_max).
+  uint8_t Quantize(const Rational& f) const {
+    const Rational t = f / output_scale;
+    // Beyond +-1024 steps every zero point and clamp saturates: keep the
+    // integers small without changing the result.
+    Integer rounded;
+    if (t > 1024) rounded = 1024;
+    else if (t < -1024) rounded = -1024;
+    else rounded = RoundHalfEven(t);
+    return Quantized::Byte(
+        std::clamp(q.output_zero_point + rounded.convert_to<int>(), q.output_min, q.output_max));
+  }
+  Quantized q;
+  Rational input_scale, output_scale;
 };
 
 // The expected output of each of the 256 input bytes; `undecided` marks a
@@ -157,7 +164,9 @@ struct Table {
 };
 
 // y for a rational-valued f (LeakyReLU, ReLU, RReLU eval, PReLU).
-inline Table QuantizedTable(const Quantized& q, const std::function<Rational(const Rational&)>& f) {
+inline Table QuantizedTable(const Quantized& quantized,
+                            const std::function<Rational(const Rational&)>& f) {
+  const ExactQuantized q(quantized);
   Table table;
   for (int b = 0; b < 256; ++b) {
     table.expected[b] = q.Quantize(f(q.Real(static_cast<uint8_t>(b))));
@@ -176,7 +185,8 @@ struct EluParameters {
   double alpha, scale, input_scale;
 };
 
-inline Table QuantizedEluTable(const Quantized& q, const EluParameters& p) {
+inline Table QuantizedEluTable(const Quantized& quantized, const EluParameters& p) {
+  const ExactQuantized q(quantized);
   Table table;
   const Rational alpha = Exact(p.alpha), scale = Exact(p.scale), input_scale = Exact(p.input_scale);
   for (int b = 0; b < 256; ++b) {
