@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "eight_bit_reference.h"
+#include "leaky/eight_bit.h"
 
 namespace leaky::test::eight_bit {
 namespace {
@@ -88,6 +89,18 @@ std::string Compare(const std::array<uint8_t, 256>& got, const std::array<uint8_
     largest = std::max(largest, d);
   }
   return std::to_string(differing) + " / " + std::to_string(largest);
+}
+
+// This library, for comparison (its own tests: eight_bit_test).
+std::string RunLeaky(const PeerCase& c, const std::array<uint8_t, 256>& exact) {
+  leaky_q8_params p = leaky_q8_params_init(LEAKY_QU8);
+  p.input = {c.input_scale, c.input_zero_point};
+  p.output = {c.output_scale, c.output_zero_point};
+  std::array<uint8_t, 256> input{}, output{};
+  for (int i = 0; i < 256; ++i) input[i] = static_cast<uint8_t>(i);
+  const leaky_status s = leaky_q8_leaky_relu_forward(&p, 256, input.data(), output.data(), c.slope, nullptr);
+  if (s != LEAKY_OK) return std::string("refused (") + leaky_status_string(s) + ")";
+  return Compare(output, exact);
 }
 
 // XNNPACK's operator, or why it would not build one.
@@ -186,15 +199,17 @@ TEST(EightBitPeers, LeakyReluQu8AgainstExactAsDocumented) {
   const at::QEngine saved_engine = at::globalContext().qEngine();
 
   std::ostringstream measured;
-  measured << "| parameters | XNNPACK | PyTorch qnnpack | PyTorch onednn |\n"
-           << "| --- | --- | --- | --- |\n";
+  measured << "| parameters | leaky | XNNPACK | PyTorch qnnpack | PyTorch onednn |\n"
+           << "| --- | --- | --- | --- | --- |\n";
   std::vector<std::pair<std::string, std::vector<std::string>>> rows;
   for (const PeerCase& c : kCases) {
     const std::array<uint8_t, 256> exact = Exact(c);
-    std::vector<std::string> cells = {RunXnnpack(c, exact), RunPyTorch(c, at::QEngine::QNNPACK, exact),
+    std::vector<std::string> cells = {RunLeaky(c, exact), RunXnnpack(c, exact),
+                                      RunPyTorch(c, at::QEngine::QNNPACK, exact),
                                       RunPyTorch(c, at::QEngine::ONEDNN, exact)};
-    measured << "| `" << Label(c) << "` | " << cells[0] << " | " << cells[1] << " | " << cells[2]
-             << " |\n";
+    measured << "| `" << Label(c) << "` |";
+    for (const std::string& cell : cells) measured << " " << cell << " |";
+    measured << "\n";
     rows.emplace_back(Label(c), std::move(cells));
   }
   at::globalContext().setQEngine(saved_engine);
