@@ -94,6 +94,7 @@ py::array LeakyReluBackward(const py::array& dy_in, const py::array& saved_in,
 
 }  // namespace
 
+void AddEightBit(py::module_& m);  // eight_bit_module.cc
 #ifdef LEAKY_WITH_TOOLKIT
 void AddToolkit(py::module_& m);  // toolkit_module.cc
 #endif
@@ -103,6 +104,7 @@ void AddDevice(py::module_& m);  // device_module.cc
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "leaky's NumPy entry points (see leaky.numpy)";
+  AddEightBit(m);
 #ifdef LEAKY_WITH_TOOLKIT
   AddToolkit(m);
 #endif

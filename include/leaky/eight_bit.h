@@ -23,7 +23,7 @@
  * evaluation (slope (lower + upper) / 2, computed in double) are exact for
  * every parameter. ELU's f involves expm1: its table is computed in 64-bit
  * long double and the rounding decided exactly except when f(v) / scale is
- * within 2^-50 (relative) of a rounding tie, which no finite table hits in
+ * within about 2^-60 (relative) of a rounding tie, which no finite table hits in
  * the tests' grid (docs/semantics.md). Quantized data has no backward.
  *
  * fp8: the input decodes exactly; y = round(f(x)) to the type, to nearest

@@ -91,3 +91,27 @@ def rrelu_with_noise(input: torch.Tensor, lower: float = 1.0 / 8, upper: float =
     """rrelu returning (y, noise): noise holds each element's slope (1 where
     x > 0), as PyTorch's rrelu_with_noise. Not differentiable itself."""
     return _ops.rrelu_with_noise(input, lower, upper, training, seed, offset)
+
+
+def quantized_leaky_relu(input: torch.Tensor, negative_slope: float = 0.01,
+                         output_scale: Optional[float] = None,
+                         output_zero_point: Optional[int] = None) -> torch.Tensor:
+    """LeakyReLU on a torch.quint8 / torch.qint8 tensor (per-tensor affine),
+    correctly rounded from the exact real value (leaky/eight_bit.h); the
+    output's scale and zero point default to the input's, as
+    torch.nn.quantized.functional.leaky_relu's."""
+    return _ops.quantized_leaky_relu(input, negative_slope, output_scale, output_zero_point)
+
+
+def quantized_relu(input: torch.Tensor, output_scale: Optional[float] = None,
+                   output_zero_point: Optional[int] = None) -> torch.Tensor:
+    """ReLU on a quantized tensor, as quantized_leaky_relu."""
+    return _ops.quantized_relu(input, output_scale, output_zero_point)
+
+
+def quantized_elu(input: torch.Tensor, alpha: float = 1.0, scale: float = 1.0,
+                  input_scale: float = 1.0, output_scale: Optional[float] = None,
+                  output_zero_point: Optional[int] = None) -> torch.Tensor:
+    """ELU on a quantized tensor, as quantized_leaky_relu (expm1 in long
+    double: exact but within about 2^-60 of a rounding tie)."""
+    return _ops.quantized_elu(input, alpha, scale, input_scale, output_scale, output_zero_point)

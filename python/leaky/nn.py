@@ -34,6 +34,27 @@ class LeakyReLU(_Module):
         return f"negative_slope={self.negative_slope}{inplace_str}"
 
 
+class QuantizedLeakyReLU(_Module):
+    """torch.nn.quantized.LeakyReLU(scale, zero_point, negative_slope) computed
+    by leaky: correctly rounded (leaky/eight_bit.h); scale and zero_point are
+    the output's (None: the input's)."""
+    __constants__ = ["negative_slope"]
+
+    def __init__(self, scale: Optional[float] = None, zero_point: Optional[int] = None,
+                 negative_slope: float = 1e-2) -> None:
+        super().__init__()
+        self.scale = scale
+        self.zero_point = zero_point
+        self.negative_slope = negative_slope
+
+    def forward(self, input: torch.Tensor) -> torch.Tensor:
+        return functional.quantized_leaky_relu(input, self.negative_slope, self.scale,
+                                               self.zero_point)
+
+    def extra_repr(self) -> str:
+        return f"scale={self.scale}, zero_point={self.zero_point}, negative_slope={self.negative_slope}"
+
+
 class ReLU(_Module):
     """torch.nn.ReLU(inplace) computed by leaky."""
     __constants__ = ["inplace"]

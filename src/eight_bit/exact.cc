@@ -34,6 +34,21 @@ int32_t Clamp(int64_t v, int32_t lo, int32_t hi) {
 
 int32_t RoundProduct(int32_t k, double a, double b, double c, int32_t lo, int32_t hi) {
   if (k == 0 || a == 0 || b == 0) return Clamp(0, lo, hi);
+  // Fast path: the value in long double (64-bit significand, an exponent
+  // range no product of doubles leaves) is within 3 roundings, a relative
+  // 2^-62, of the exact one; when it is farther than 2^-56 of itself from
+  // the nearest half-integer, its rounding is the exact value's.
+  const long double estimate = static_cast<long double>(k) * a * b / c;
+  const long double magnitude_estimate = std::fabs(estimate);
+  if (magnitude_estimate >= 4096.0L) return estimate > 0 ? hi : lo;
+  {
+    const long double below = std::floor(estimate);
+    const long double from_half = std::fabs(estimate - below - 0.5L);
+    if (from_half > magnitude_estimate * 0x1p-56L) {
+      const int64_t rounded = static_cast<int64_t>(below) + (estimate - below > 0.5L ? 1 : 0);
+      return Clamp(rounded, lo, hi);
+    }
+  }
   const bool negative = ((k < 0) != (a < 0)) != (b < 0);
   const Dyadic da = Decompose(a), db = Decompose(b), dc = Decompose(c);
   u128 numerator = static_cast<u128>(da.mantissa) * db.mantissa * static_cast<uint64_t>(std::abs(k));

@@ -1,6 +1,8 @@
 // The 8-bit ops' C entry points (leaky/eight_bit.h): each checks its type
 // and parameters, builds its exact table (src/eight_bit) and runs the byte
 // lookup through the shared driver (ops/driver.h), like the float ops.
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -80,17 +82,57 @@ leaky_status DescribeByteCall(const char* function, const leaky_q8_params* q, si
   return leaky::internal::CheckFinite(function, scalars);
 }
 
+// The tables of a thread's last few calls, by every bit of their inputs: a
+// model calls the same layer with the same parameters again and again, and
+// building a table (256 exact roundings, about 2 us) would cost as much as
+// looking up 64 Ki bytes. XNNPACK builds its parameters once per operator;
+// this is the same saving without an operator object.
+struct CachedTables {
+  std::array<uint64_t, 14> key{};
+  bool used = false;
+  alignas(64) uint8_t table[256];
+  alignas(64) uint8_t pass[256];
+};
+
+template <class T>
+uint64_t Bits(T v) {
+  if constexpr (sizeof(T) == 8) return std::bit_cast<uint64_t>(v);
+  else return static_cast<uint64_t>(static_cast<int64_t>(v));
+}
+
+// The cached tables for (q, f, backward), built on a miss.
+const CachedTables& TablesFor(const leaky_q8_params& q, const RealFunction& f, bool backward) {
+  constexpr size_t kEntries = 4;
+  thread_local std::array<CachedTables, kEntries> cache;
+  thread_local size_t next = 0;
+  const std::array<uint64_t, 14> key = {
+      Bits(static_cast<int>(q.type)), Bits(q.input.scale), Bits(q.input.zero_point),
+      Bits(q.output.scale), Bits(q.output.zero_point), Bits(q.output_min), Bits(q.output_max),
+      Bits(q.saturate), Bits(static_cast<int>(f.kind)), Bits(f.slope), Bits(f.alpha),
+      Bits(f.scale), Bits(f.input_scale), Bits(backward ? 1 : 0)};
+  for (const CachedTables& entry : cache) {
+    if (entry.used && entry.key == key) return entry;
+  }
+  CachedTables& entry = cache[next];
+  next = (next + 1) % kEntries;
+  entry.key = key;
+  entry.used = true;
+  if (backward) {
+    leaky::eight_bit::BuildBackwardTables(q, f, entry.table, entry.pass);
+  } else {
+    leaky::eight_bit::BuildForwardTable(q, f, entry.table);
+  }
+  return entry;
+}
+
 leaky_status RunForward(const Call& call, const leaky_q8_params& q, const RealFunction& f,
                         const void* x, void* y) {
-  alignas(64) uint8_t table[256];
-  Params params;
-  params.op.byte_table = {table, nullptr};
-  OpDesc op{call, leaky::kernels::Dispatched().byte_lookup, params};
+  OpDesc op{call, leaky::kernels::Dispatched().byte_lookup, Params{}};
   op.x = Elementwise(call, "x", x);
   op.dst = Elementwise(call, "y", y);
   LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(op));
   if (call.n == 0) return LEAKY_OK;
-  leaky::eight_bit::BuildForwardTable(q, f, table);
+  op.params.op.byte_table = {TablesFor(q, f, /*backward=*/false).table, nullptr};
   leaky::internal::RunOp(op);
   return LEAKY_OK;
 }
@@ -102,16 +144,14 @@ leaky_status RunBackward(const Call& call, const leaky_q8_params& q, const RealF
                 "%s: quantized data has no backward (inference only); use an fp8 type",
                 call.function);
   }
-  alignas(64) uint8_t table[256], pass[256];
-  Params params;
-  params.op.byte_table = {table, pass};
-  OpDesc op{call, leaky::kernels::Dispatched().byte_select, params};
+  OpDesc op{call, leaky::kernels::Dispatched().byte_select, Params{}};
   op.dy = Elementwise(call, "dy", dy);
   op.x = Elementwise(call, "saved", saved);
   op.dst = Elementwise(call, "dx", dx);
   LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(op));
   if (call.n == 0) return LEAKY_OK;
-  leaky::eight_bit::BuildBackwardTables(q, f, table, pass);
+  const CachedTables& tables = TablesFor(q, f, /*backward=*/true);
+  op.params.op.byte_table = {tables.table, tables.pass};
   leaky::internal::RunOp(op);
   return LEAKY_OK;
 }

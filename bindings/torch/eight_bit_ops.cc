@@ -1,0 +1,91 @@
+// The 8-bit ops on PyTorch's quantized tensors (torch.quint8 -> qu8,
+// torch.qint8 -> qs8, per-tensor affine): leaky::quantized_leaky_relu,
+// quantized_relu and quantized_elu, correctly rounded (leaky/eight_bit.h)
+// where PyTorch's own quantized leaky_relu rounds in float
+// (docs/eight_bit.md compares them). The output's scale and zero point
+// default to the input's, as torch.nn.quantized.functional.leaky_relu's.
+// Forward only: quantized tensors carry no autograd.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include "common.h"
+#include "leaky/eight_bit.h"
+
+namespace leaky::torch_ops {
+namespace {
+
+template <class Run>
+at::Tensor QuantizedUnary(const at::Tensor& self, c10::optional<double> output_scale,
+                          c10::optional<int64_t> output_zero_point, const char* op, Run run) {
+  TORCH_CHECK(self.is_quantized() && self.qscheme() == at::kPerTensorAffine, "leaky::", op,
+              ": expected a per-tensor affine quantized tensor");
+  const auto type = self.scalar_type();
+  TORCH_CHECK(type == at::kQUInt8 || type == at::kQInt8, "leaky::", op,
+              ": expected torch.quint8 or torch.qint8, got ", type);
+  CheckCpu(self, op, "self");
+  leaky_q8_params q = leaky_q8_params_init(type == at::kQUInt8 ? LEAKY_QU8 : LEAKY_QS8);
+  q.input = {self.q_scale(), static_cast<int32_t>(self.q_zero_point())};
+  q.output = {output_scale.value_or(q.input.scale),
+              static_cast<int32_t>(output_zero_point.value_or(q.input.zero_point))};
+  const at::Tensor x = self.contiguous();
+  at::Tensor y = at::_empty_affine_quantized(x.sizes(), x.options(), q.output.scale,
+                                             q.output.zero_point);
+  const leaky_options options = Options();
+  Check(run(&q, static_cast<size_t>(x.numel()), x.data_ptr(), y.data_ptr(), &options), op);
+  return y;
+}
+
+at::Tensor QuantizedLeakyRelu(const at::Tensor& self, double negative_slope,
+                              c10::optional<double> output_scale,
+                              c10::optional<int64_t> output_zero_point) {
+  return QuantizedUnary(self, output_scale, output_zero_point, "quantized_leaky_relu",
+                        [&](const leaky_q8_params* q, size_t n, const void* x, void* y,
+                            const leaky_options* o) {
+                          return leaky_q8_leaky_relu_forward(q, n, x, y, negative_slope, o);
+                        });
+}
+
+at::Tensor QuantizedRelu(const at::Tensor& self, c10::optional<double> output_scale,
+                         c10::optional<int64_t> output_zero_point) {
+  return QuantizedUnary(self, output_scale, output_zero_point, "quantized_relu",
+                        [](const leaky_q8_params* q, size_t n, const void* x, void* y,
+                           const leaky_options* o) {
+                          return leaky_q8_plain_relu_forward(q, n, x, y, o);
+                        });
+}
+
+at::Tensor QuantizedElu(const at::Tensor& self, double alpha, double scale, double input_scale,
+                        c10::optional<double> output_scale,
+                        c10::optional<int64_t> output_zero_point) {
+  return QuantizedUnary(self, output_scale, output_zero_point, "quantized_elu",
+                        [&](const leaky_q8_params* q, size_t n, const void* x, void* y,
+                            const leaky_options* o) {
+                          return leaky_q8_elu_forward(q, n, x, y, alpha, scale, input_scale, o);
+                        });
+}
+
+}  // namespace
+
+TORCH_LIBRARY_FRAGMENT(leaky, m) {
+  m.def("quantized_leaky_relu(Tensor self, float negative_slope=0.01, float? output_scale=None, "
+        "int? output_zero_point=None) -> Tensor");
+  m.def("quantized_relu(Tensor self, float? output_scale=None, int? output_zero_point=None) -> Tensor");
+  m.def("quantized_elu(Tensor self, float alpha=1.0, float scale=1.0, float input_scale=1.0, "
+        "float? output_scale=None, int? output_zero_point=None) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(leaky, QuantizedCPU, m) {
+  m.impl("quantized_leaky_relu", &QuantizedLeakyRelu);
+  m.impl("quantized_relu", &QuantizedRelu);
+  m.impl("quantized_elu", &QuantizedElu);
+}
+
+// A float tensor gets the ops' own one-line refusal, not the dispatcher's
+// list of backends.
+TORCH_LIBRARY_IMPL(leaky, CPU, m) {
+  m.impl("quantized_leaky_relu", &QuantizedLeakyRelu);
+  m.impl("quantized_relu", &QuantizedRelu);
+  m.impl("quantized_elu", &QuantizedElu);
+}
+
+}  // namespace leaky::torch_ops
