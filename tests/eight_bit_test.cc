@@ -47,7 +47,7 @@ class Log {
                     << (distinct_.size() > kMaxPrinted && !print_all_ ? "; the first " + std::to_string(kMaxPrinted) + " printed" : "");
     }
     std::cout << "[ compared ] " << compared_ << " outputs, " << mismatches_ << " mismatches, "
-              << undecided_ << " undecided (within 2^-50 of a tie; the header allows either neighbour), "
+              << undecided_ << " undecided (within 2^" << kEluBandLog2 << " of a tie; the header allows either neighbour), "
               << undecided_as_400_bits_ << " of them as the 400-bit value rounds\n";
   }
   void Compared(size_t n) { compared_ += n; }
@@ -169,7 +169,7 @@ struct ScalePair {
 const ScalePair kScales[] = {{1.0, 1.0},     {0.1, 0.1},        {0.1, 1.0 / 3.0},  {0.0078125, 0.0234375},
                              {3.3e-3, 0.1},  {1.0 / 3.0, 0.2},  {1e-30, 1e30},     {1e30, 1e-30},
                              {1.0, 1e-3},    {0.5, 2.0},        {2.0, 0.0625},     {1e-3, 3.3e-3}};
-const double kQuantizedSlopes[] = {0.0, 0.01, 0.1, 0.2, 1.0 / 3.0, 1.0, -0.5, 5.0, 1e-300};
+const double kQuantizedSlopes[] = {0.0, -0.0, 0.01, 0.1, 0.2, 1.0 / 3.0, 1.0, -0.5, 5.0, 1e-300};
 
 struct ZeroPoints {
   int input, output;
@@ -221,7 +221,8 @@ std::string Fp8Name(Fp8 format, int saturate) {
   return std::string(LayoutOf(format).name) + " saturate=" + std::to_string(saturate);
 }
 
-const double kFp8Slopes[] = {0.0, 0.01, 0.1, 0.2, 1.0 / 3.0, 1.0, -0.5, 5.0, 1e-300};
+// -0.0: its sign shows in -x * slope (a one-bit change a table cache must see).
+const double kFp8Slopes[] = {0.0, -0.0, 0.01, 0.1, 0.2, 1.0 / 3.0, 1.0, -0.5, 5.0, 1e-300};
 
 // ---------------------------------------------------------------- reference self-checks
 
@@ -472,6 +473,98 @@ TEST(EightBitQuantized, RreluEval) {
                  false, log);
     }
   }
+}
+
+// The header's slope is (lower + upper) / 2 in double: for the smallest
+// subnormal that is 2^-1074 (lower / 2 + upper / 2 would be 0), which a
+// scale ratio of 1e330 makes visible.
+TEST(EightBitQuantized, RreluEvalSlopeInDouble) {
+  Log log;
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  for (bool is_signed : {false, true}) {
+    const int zp = is_signed ? 0 : 128;
+    const Quantized q{is_signed, 1e300, zp, 1e-30, zp, is_signed ? -128 : 0, is_signed ? 127 : 255};
+    const Rational exact_slope = Exact((tiny + tiny) / 2);
+    const Expected e{"rrelu_eval " + q.Describe() + " lower = upper = 2^-1074",
+                     QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, exact_slope); }),
+                     std::nullopt};
+    const leaky_q8_params p = ParamsOf(q);
+    CheckUnary(e,
+               [p, tiny](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
+                 return leaky_q8_rrelu_eval_forward(&p, n, x, y, tiny, tiny, o);
+               },
+               false, log);
+  }
+}
+
+// Calls whose parameters differ from the previous call's in one field,
+// cycled more often than a small per-thread cache of tables holds, on one
+// thread and split over two: each must get its own table.
+TEST(EightBitQuantized, InterleavedParameters) {
+  struct Variant {
+    std::string what;
+    leaky_q8_params params;
+    double slope;
+    Table table;
+  };
+  std::vector<Variant> variants;
+  const Quantized base{false, 0.1, 100, 0.05, 100, 0, 255};
+  auto add_quantized = [&](const std::string& what, const Quantized& q, double slope) {
+    const Rational exact_slope = Exact(slope);
+    variants.push_back({what + ": " + q.Describe() + " slope " + Show(slope), ParamsOf(q), slope,
+                        QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, exact_slope); })});
+  };
+  add_quantized("base", base, 0.5);
+  Quantized q = base;
+  q.input_zero_point = 101;
+  add_quantized("input zero point", q, 0.5);
+  q = base;
+  q.output_zero_point = 99;
+  add_quantized("output zero point", q, 0.5);
+  q = base;
+  q.input_scale = 0.2;
+  add_quantized("input scale", q, 0.5);
+  q = base;
+  q.output_scale = 0.1;
+  add_quantized("output scale", q, 0.5);
+  q = base;
+  q.output_min = 1;
+  add_quantized("output_min", q, 0.5);
+  q = base;
+  q.output_max = 254;
+  add_quantized("output_max", q, 0.5);
+  add_quantized("slope", base, 0.25);
+  q = base;
+  q.is_signed = true;
+  q.output_min = -128;
+  q.output_max = 127;
+  add_quantized("type qs8", q, 0.5);
+  for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
+    for (int saturate : {0, 1}) {
+      for (double slope : {5.0, -0.0, 0.0}) {
+        const Value s = SlopeF32(slope);
+        variants.push_back({"fp8 " + Fp8Name(format, saturate) + " slope " + Show(slope), ParamsOf(format, saturate),
+                            slope, Fp8Table(format, saturate, [&](const Value& x) { return LeakyReluFp8(x, s); })});
+      }
+    }
+  }
+  for (size_t i = 1; i < variants.size(); ++i) {
+    ASSERT_NE(variants[i].table.expected, variants[i - 1].table.expected)
+        << variants[i].what << " gives the table of the case before it: the test would not see a stale table";
+  }
+  Log log;
+  ForEachTarget([&](const std::string& target) {
+    for (int round = 0; round < 3; ++round) {
+      for (const Variant& v : variants) {
+        const Expected e{v.what, v.table, v.params.type == LEAKY_FP8_E4M3   ? std::optional<Fp8>(Fp8::kE4M3)
+                                          : v.params.type == LEAKY_FP8_E5M2 ? std::optional<Fp8>(Fp8::kE5M2)
+                                                                            : std::nullopt};
+        const UnaryCall call = LeakyReluCall(v.params, v.slope);
+        RunUnaryLayout(e, call, target + " round " + std::to_string(round), 1000 + 37, false, 1, false, 1, log);
+        RunUnaryLayout(e, call, target + " round " + std::to_string(round), (size_t{1} << 17) + 37, false, 1, false, 2, log);
+      }
+    }
+  });
 }
 
 const EluParameters kQuantizedElu[] = {
