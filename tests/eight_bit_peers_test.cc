@@ -7,10 +7,9 @@
 // The peers take float scales and a float slope, so every case uses
 // parameters that are floats: both sides then compute from the same real
 // numbers and a difference is the peer's rounding, not its input's.
-#include <gtest/gtest.h>
-
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <gtest/gtest.h>
 #include <xnnpack.h>
 
 #include <charconv>
@@ -75,7 +74,8 @@ std::string Label(const PeerCase& c) {
 }
 
 std::array<uint8_t, 256> Exact(const PeerCase& c) {
-  const Quantized q{false, c.input_scale, c.input_zero_point, c.output_scale, c.output_zero_point, 0, 255};
+  const Quantized q{
+      false, c.input_scale, c.input_zero_point, c.output_scale, c.output_zero_point, 0, 255};
   const Rational slope = eight_bit::Exact(c.slope);
   return QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, slope); }).expected;
 }
@@ -98,7 +98,8 @@ std::string RunLeaky(const PeerCase& c, const std::array<uint8_t, 256>& exact) {
   p.output = {c.output_scale, c.output_zero_point};
   std::array<uint8_t, 256> input{}, output{};
   for (int i = 0; i < 256; ++i) input[i] = static_cast<uint8_t>(i);
-  const leaky_status s = leaky_q8_leaky_relu_forward(&p, 256, input.data(), output.data(), c.slope, nullptr);
+  const leaky_status s =
+      leaky_q8_leaky_relu_forward(&p, 256, input.data(), output.data(), c.slope, nullptr);
   if (s != LEAKY_OK) return std::string("refused (") + leaky_status_string(s) + ")";
   return Compare(output, exact);
 }
@@ -115,7 +116,8 @@ std::string RunXnnpack(const PeerCase& c, const std::array<uint8_t, 256>& exact)
   }
   std::array<uint8_t, 256> input{}, output{};
   for (int i = 0; i < 256; ++i) input[i] = static_cast<uint8_t>(i);
-  EXPECT_EQ(xnn_status_success, xnn_setup_leaky_relu_nc_qu8(op, 256, input.data(), output.data(), nullptr));
+  EXPECT_EQ(xnn_status_success,
+            xnn_setup_leaky_relu_nc_qu8(op, 256, input.data(), output.data(), nullptr));
   EXPECT_EQ(xnn_status_success, xnn_run_operator(op, nullptr));
   xnn_delete_operator(op);
   return Compare(output, exact);
@@ -123,15 +125,17 @@ std::string RunXnnpack(const PeerCase& c, const std::array<uint8_t, 256>& exact)
 
 // PyTorch's quantized::leaky_relu (explicit output scale and zero point) on
 // a quint8 tensor of the 256 bytes, under the given engine.
-std::string RunPyTorch(const PeerCase& c, at::QEngine engine, const std::array<uint8_t, 256>& exact) {
+std::string RunPyTorch(const PeerCase& c, at::QEngine engine,
+                       const std::array<uint8_t, 256>& exact) {
   at::globalContext().setQEngine(engine);
   at::Tensor x = at::_empty_affine_quantized({256}, at::device(at::kCPU).dtype(at::kQUInt8),
                                              c.input_scale, c.input_zero_point);
   auto* data = reinterpret_cast<uint8_t*>(x.data_ptr<c10::quint8>());
   for (int i = 0; i < 256; ++i) data[i] = static_cast<uint8_t>(i);
-  static const auto op = c10::Dispatcher::singleton()
-                             .findSchemaOrThrow("quantized::leaky_relu", "")
-                             .typed<at::Tensor(at::Tensor, const at::Scalar&, bool, double, int64_t)>();
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("quantized::leaky_relu", "")
+          .typed<at::Tensor(at::Tensor, const at::Scalar&, bool, double, int64_t)>();
   const at::Tensor y = op.call(x, at::Scalar(static_cast<double>(c.slope)), false,
                                static_cast<double>(c.output_scale), c.output_zero_point);
   std::array<uint8_t, 256> output{};

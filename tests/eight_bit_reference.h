@@ -9,13 +9,12 @@
 #ifndef LEAKY_TESTS_EIGHT_BIT_REFERENCE_H_
 #define LEAKY_TESTS_EIGHT_BIT_REFERENCE_H_
 
-#include <boost/math/special_functions/expm1.hpp>
-#include <boost/multiprecision/cpp_bin_float.hpp>
-#include <boost/multiprecision/cpp_int.hpp>
-
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <boost/math/special_functions/expm1.hpp>
+#include <boost/multiprecision/cpp_bin_float.hpp>
+#include <boost/multiprecision/cpp_int.hpp>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -92,7 +91,7 @@ inline Rational ExactHigh(const High& h) {
   if (h == 0) return Rational(0);
   int exponent = 0;
   const High mantissa = boost::multiprecision::frexp(h, &exponent);  // [0.5, 1)
-  const High scaled = boost::multiprecision::ldexp(mantissa, 400);  // an integer
+  const High scaled = boost::multiprecision::ldexp(mantissa, 400);   // an integer
   const Integer integer = scaled.convert_to<Integer>();
   return Rational(integer) * Pow2(exponent - 400);
 }
@@ -137,7 +136,9 @@ struct ExactQuantized {
   explicit ExactQuantized(const Quantized& q)
       : q(q), input_scale(Exact(q.input_scale)), output_scale(Exact(q.output_scale)) {}
   // The real value of a byte: input_scale * (q - input_zero_point).
-  Rational Real(uint8_t byte) const { return input_scale * Rational(q.Code(byte) - q.input_zero_point); }
+  Rational Real(uint8_t byte) const {
+    return input_scale * Rational(q.Code(byte) - q.input_zero_point);
+  }
   // The output byte of an exact real result f:
   // clamp(zp_out + round_half_even(f / output_scale), output_min, output_max).
   uint8_t Quantize(const Rational& f) const {
@@ -145,9 +146,12 @@ struct ExactQuantized {
     // Beyond +-1024 steps every zero point and clamp saturates: keep the
     // integers small without changing the result.
     Integer rounded;
-    if (t > 1024) rounded = 1024;
-    else if (t < -1024) rounded = -1024;
-    else rounded = RoundHalfEven(t);
+    if (t > 1024)
+      rounded = 1024;
+    else if (t < -1024)
+      rounded = -1024;
+    else
+      rounded = RoundHalfEven(t);
     return Quantized::Byte(
         std::clamp(q.output_zero_point + rounded.convert_to<int>(), q.output_min, q.output_max));
   }
@@ -232,7 +236,7 @@ inline Fp8Layout LayoutOf(Fp8 format) {
 struct Value {
   enum Kind { kFinite, kInfinite, kNan } kind = kFinite;
   bool negative = false;
-  Rational magnitude;      // finite only, >= 0
+  Rational magnitude;         // finite only, >= 0
   bool nan_from_nan = false;  // a NaN propagated from a NaN operand (its sign is kept)
 };
 
@@ -281,12 +285,15 @@ inline Value Decode(Fp8 format, uint8_t code) {
   if (field == 0) {
     v.magnitude = Rational(mantissa) * Pow2(1 - l.bias - l.mantissa_bits);
   } else {
-    v.magnitude = Rational((1 << l.mantissa_bits) + mantissa) * Pow2(field - l.bias - l.mantissa_bits);
+    v.magnitude =
+        Rational((1 << l.mantissa_bits) + mantissa) * Pow2(field - l.bias - l.mantissa_bits);
   }
   return v;
 }
 
-inline Rational MaxFinite(Fp8 format) { return format == Fp8::kE4M3 ? Rational(448) : Rational(57344); }
+inline Rational MaxFinite(Fp8 format) {
+  return format == Fp8::kE4M3 ? Rational(448) : Rational(57344);
+}
 inline uint8_t MaxFiniteCode(Fp8 format) { return format == Fp8::kE4M3 ? 0x7e : 0x7b; }
 inline uint8_t NanCode(Fp8 format) { return format == Fp8::kE4M3 ? 0x7f : 0x7e; }
 inline bool IsNanCode(Fp8 format, uint8_t code) { return Decode(format, code).kind == Value::kNan; }
@@ -313,7 +320,7 @@ inline uint8_t Encode(Fp8 format, const Value& v, int saturate) {
   const int minimum_exponent = 1 - l.bias;
   int quantum_exponent = std::max(FloorLog2(v.magnitude), minimum_exponent) - l.mantissa_bits;
   Integer steps = RoundHalfEven(v.magnitude * Pow2(-quantum_exponent));
-  if (steps == 0) return sign;  // underflow keeps the sign
+  if (steps == 0) return sign;                           // underflow keeps the sign
   if (steps == (Integer(1) << (l.mantissa_bits + 1))) {  // rounded up into the next binade
     steps >>= 1;
     ++quantum_exponent;
@@ -366,7 +373,9 @@ inline bool Negative(const Value& v) {  // v < 0
 }
 
 // The slope of the fp8 ops: the double rounded once to f32.
-inline Value SlopeF32(double slope) { return FromDouble(static_cast<double>(static_cast<float>(slope))); }
+inline Value SlopeF32(double slope) {
+  return FromDouble(static_cast<double>(static_cast<float>(slope)));
+}
 
 // One table entry from a Value.
 inline void Set(Table& table, int index, Fp8 format, const Value& v, int saturate) {
@@ -376,7 +385,8 @@ inline void Set(Table& table, int index, Fp8 format, const Value& v, int saturat
 
 inline Table Fp8Table(Fp8 format, int saturate, const std::function<Value(const Value&)>& f) {
   Table table;
-  for (int b = 0; b < 256; ++b) Set(table, b, format, f(Decode(format, static_cast<uint8_t>(b))), saturate);
+  for (int b = 0; b < 256; ++b)
+    Set(table, b, format, f(Decode(format, static_cast<uint8_t>(b))), saturate);
   return table;
 }
 
@@ -400,7 +410,7 @@ inline Table Fp8EluTable(Fp8 format, int saturate, const EluParameters& p) {
       continue;
     }
     const Value argument = Multiply(x, input_scale);  // <= 0 or -inf
-    Value e;  // expm1(argument)
+    Value e;                                          // expm1(argument)
     if (argument.kind == Value::kInfinite) {
       e = Finite(true, 1);
     } else if (argument.magnitude == 0) {
@@ -431,7 +441,8 @@ inline Value FromFloat(float f) { return FromDouble(static_cast<double>(f)); }
 inline float ToFloat(const Value& v) {
   if (v.kind == Value::kNan) return std::numeric_limits<float>::quiet_NaN();
   if (v.kind == Value::kInfinite) {
-    return v.negative ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+    return v.negative ? -std::numeric_limits<float>::infinity()
+                      : std::numeric_limits<float>::infinity();
   }
   const float magnitude = v.magnitude.convert_to<float>();
   return v.negative ? -magnitude : magnitude;

@@ -5,6 +5,8 @@
 // length, in place, and (for some cases) long enough for the threads to
 // split the work; the fp8 conversions on every code and every rounding
 // boundary; bad input and the untouched outputs it must leave.
+#include "leaky/eight_bit.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
@@ -20,7 +22,6 @@
 #include <vector>
 
 #include "eight_bit_reference.h"
-#include "leaky/eight_bit.h"
 #include "test_util.h"
 
 namespace leaky::test::eight_bit {
@@ -44,17 +45,21 @@ class Log {
     if (mismatches_ > 0) {
       ADD_FAILURE() << mismatches_ << " mismatching outputs in all, " << distinct_.size()
                     << " distinct (op, parameters, input, expected, got)"
-                    << (distinct_.size() > kMaxPrinted && !print_all_ ? "; the first " + std::to_string(kMaxPrinted) + " printed" : "");
+                    << (distinct_.size() > kMaxPrinted && !print_all_
+                            ? "; the first " + std::to_string(kMaxPrinted) + " printed"
+                            : "");
     }
     std::cout << "[ compared ] " << compared_ << " outputs, " << mismatches_ << " mismatches, "
-              << undecided_ << " undecided (within 2^" << kEluBandLog2 << " of a tie; the header allows either neighbour), "
-              << undecided_as_400_bits_ << " of them as the 400-bit value rounds\n";
+              << undecided_ << " undecided (within 2^" << kEluBandLog2
+              << " of a tie; the header allows either neighbour), " << undecided_as_400_bits_
+              << " of them as the 400-bit value rounds\n";
   }
   void Compared(size_t n) { compared_ += n; }
   void Undecided(const std::string& key, bool as_400_bits) {
     ++undecided_;
     undecided_as_400_bits_ += as_400_bits;
-    if (print_all_ && undecided_keys_.insert(key).second) std::cout << "[ undecided ] " << key << "\n";
+    if (print_all_ && undecided_keys_.insert(key).second)
+      std::cout << "[ undecided ] " << key << "\n";
   }
   // `key` identifies the case without its layout; `text` says everything.
   void Mismatch(const std::string& key, const std::string& text) {
@@ -81,7 +86,8 @@ struct Expected {
 
 bool Matches(const Expected& e, uint8_t input, uint8_t got, Log& log) {
   if (e.table.undecided[input]) {
-    log.Undecided(e.what + " input " + Hex8(input) + " 400-bit " + Hex8(e.table.expected[input]) + " got " + Hex8(got),
+    log.Undecided(e.what + " input " + Hex8(input) + " 400-bit " + Hex8(e.table.expected[input]) +
+                      " got " + Hex8(got),
                   got == e.table.expected[input]);
     return true;
   }
@@ -98,11 +104,14 @@ constexpr size_t kGuard = 32;
 constexpr uint8_t kGuardByte = 0xa5;
 
 struct Guarded {
-  explicit Guarded(size_t n, size_t misalign) : bytes(n + 2 * kGuard + misalign, kGuardByte), offset(kGuard + misalign), n(n) {}
+  explicit Guarded(size_t n, size_t misalign)
+      : bytes(n + 2 * kGuard + misalign, kGuardByte), offset(kGuard + misalign), n(n) {}
   uint8_t* data() { return bytes.data() + offset; }
   bool GuardsIntact() const {
-    for (size_t i = 0; i < offset; ++i) if (bytes[i] != kGuardByte) return false;
-    for (size_t i = offset + n; i < bytes.size(); ++i) if (bytes[i] != kGuardByte) return false;
+    for (size_t i = 0; i < offset; ++i)
+      if (bytes[i] != kGuardByte) return false;
+    for (size_t i = offset + n; i < bytes.size(); ++i)
+      if (bytes[i] != kGuardByte) return false;
     return true;
   }
   std::vector<uint8_t> bytes;
@@ -111,7 +120,8 @@ struct Guarded {
 
 leaky_options Options(int threads) { return leaky_options{threads, -1, nullptr}; }
 
-using UnaryCall = std::function<leaky_status(size_t n, const uint8_t* x, uint8_t* y, const leaky_options* opts)>;
+using UnaryCall =
+    std::function<leaky_status(size_t n, const uint8_t* x, uint8_t* y, const leaky_options* opts)>;
 
 // The inputs of a layout: every code in order, or a scrambled sequence of
 // odd length (167 is odd, so each run of 256 holds every code).
@@ -128,18 +138,22 @@ void RunUnaryLayout(const Expected& e, const UnaryCall& call, const std::string&
   std::memcpy(input.data(), x.data(), n);
   uint8_t* y = in_place ? input.data() : output.data();
   const leaky_options opts = Options(threads);
-  const std::string layout = where + " n=" + std::to_string(n) + " misalign=" + std::to_string(misalign) +
+  const std::string layout = where + " n=" + std::to_string(n) +
+                             " misalign=" + std::to_string(misalign) +
                              (in_place ? " in-place" : "") + " threads=" + std::to_string(threads);
   const leaky_status s = call(n, input.data(), y, &opts);
   if (s != LEAKY_OK) {
-    log.Mismatch(e.what + " [" + layout + "]: status " + leaky_status_string(s) + ": " + leaky_last_error());
+    log.Mismatch(e.what + " [" + layout + "]: status " + leaky_status_string(s) + ": " +
+                 leaky_last_error());
     return;
   }
-  if (!input.GuardsIntact() || !output.GuardsIntact()) log.Mismatch(e.what + " [" + layout + "]: wrote outside the output");
+  if (!input.GuardsIntact() || !output.GuardsIntact())
+    log.Mismatch(e.what + " [" + layout + "]: wrote outside the output");
   log.Compared(n);
   for (size_t i = 0; i < n; ++i) {
     if (!Matches(e, x[i], y[i], log)) {
-      const std::string what = " input " + Hex8(x[i]) + ": expected " + ExpectedText(e, x[i]) + ", got " + Hex8(y[i]);
+      const std::string what =
+          " input " + Hex8(x[i]) + ": expected " + ExpectedText(e, x[i]) + ", got " + Hex8(y[i]);
       log.Mismatch(e.what + what, e.what + " [" + layout + "] index " + std::to_string(i) + what);
     }
   }
@@ -153,7 +167,8 @@ void CheckUnary(const Expected& e, const UnaryCall& call, bool large, Log& log) 
       RunUnaryLayout(e, call, target, 256, true, 0, false, threads, log);
       RunUnaryLayout(e, call, target, 1000 + 37, false, 1, false, threads, log);
       RunUnaryLayout(e, call, target, 1000 + 37, false, 3, true, threads, log);
-      if (large) RunUnaryLayout(e, call, target, (size_t{1} << 18) + 37, false, 5, false, threads, log);
+      if (large)
+        RunUnaryLayout(e, call, target, (size_t{1} << 18) + 37, false, 5, false, threads, log);
     }
   });
 }
@@ -166,16 +181,18 @@ struct ScalePair {
 // Plain, non-powers of two, extreme ratios both ways (1e-30 -> 1e30: every
 // output is the zero point; 1e30 -> 1e-30 and 1 -> 1e-3: nearly all
 // saturate), powers of two.
-const ScalePair kScales[] = {{1.0, 1.0},     {0.1, 0.1},        {0.1, 1.0 / 3.0},  {0.0078125, 0.0234375},
-                             {3.3e-3, 0.1},  {1.0 / 3.0, 0.2},  {1e-30, 1e30},     {1e30, 1e-30},
-                             {1.0, 1e-3},    {0.5, 2.0},        {2.0, 0.0625},     {1e-3, 3.3e-3}};
+const ScalePair kScales[] = {
+    {1.0, 1.0},    {0.1, 0.1},       {0.1, 1.0 / 3.0}, {0.0078125, 0.0234375},
+    {3.3e-3, 0.1}, {1.0 / 3.0, 0.2}, {1e-30, 1e30},    {1e30, 1e-30},
+    {1.0, 1e-3},   {0.5, 2.0},       {2.0, 0.0625},    {1e-3, 3.3e-3}};
 const double kQuantizedSlopes[] = {0.0, -0.0, 0.01, 0.1, 0.2, 1.0 / 3.0, 1.0, -0.5, 5.0, 1e-300};
 
 struct ZeroPoints {
   int input, output;
 };
 const ZeroPoints kQu8ZeroPoints[] = {{0, 0}, {128, 128}, {255, 255}, {0, 255}, {255, 0}, {100, 37}};
-const ZeroPoints kQs8ZeroPoints[] = {{0, 0}, {-128, -128}, {127, 127}, {-128, 127}, {127, -128}, {5, -20}};
+const ZeroPoints kQs8ZeroPoints[] = {{0, 0},      {-128, -128}, {127, 127},
+                                     {-128, 127}, {127, -128},  {5, -20}};
 struct Clamp {
   int min, max;
 };
@@ -193,8 +210,8 @@ std::vector<Quantized> QuantizedGrid(bool thin) {
       for (int z = 0; z < 6; ++z) {
         if (thin && z != 0 && z != 1 && z != 4) continue;
         for (int c = 0; c < (thin ? 1 : 3); ++c) {
-          grid.push_back(Quantized{is_signed, s.input, zps[z].input, s.output, zps[z].output, clamps[c].min,
-                                   clamps[c].max});
+          grid.push_back(Quantized{is_signed, s.input, zps[z].input, s.output, zps[z].output,
+                                   clamps[c].min, clamps[c].max});
         }
       }
     }
@@ -298,17 +315,20 @@ TEST(EightBitFp8Conversions, ToF32EveryCode) {
     ForEachTarget([&](const std::string& target) {
       std::array<float, 256> got{};
       got.fill(-12345.0f);
-      ASSERT_EQ(LEAKY_OK, leaky_fp8_to_f32(type, 256, codes.data(), got.data())) << leaky_last_error();
+      ASSERT_EQ(LEAKY_OK, leaky_fp8_to_f32(type, 256, codes.data(), got.data()))
+          << leaky_last_error();
       log.Compared(256);
       for (int b = 0; b < 256; ++b) {
         const float want = ToFloat(Decode(format, static_cast<uint8_t>(b)));
-        const bool ok = std::isnan(want) ? std::isnan(got[b])
-                                         : std::bit_cast<uint32_t>(want) == std::bit_cast<uint32_t>(got[b]);
+        const bool ok = std::isnan(want)
+                            ? std::isnan(got[b])
+                            : std::bit_cast<uint32_t>(want) == std::bit_cast<uint32_t>(got[b]);
         if (!ok) {
           char text[160];
           std::snprintf(text, sizeof(text), "%s to_f32 [%s] code %s: expected %a, got %a",
-                        LayoutOf(format).name, target.c_str(), Hex8(static_cast<uint8_t>(b)).c_str(),
-                        static_cast<double>(want), static_cast<double>(got[b]));
+                        LayoutOf(format).name, target.c_str(),
+                        Hex8(static_cast<uint8_t>(b)).c_str(), static_cast<double>(want),
+                        static_cast<double>(got[b]));
           log.Mismatch(std::string(LayoutOf(format).name) + " " + std::to_string(b), text);
         }
       }
@@ -350,9 +370,28 @@ std::vector<float> BoundaryFloats(Fp8 format) {
       add_around(((values[i] + values[i + 1] * 3) / 4).convert_to<float>());
     }
   }
-  for (float f : {FLT_TRUE_MIN, 2 * FLT_TRUE_MIN, FLT_MIN, std::nextafter(FLT_MIN, 0.0f), 1e-10f, 1e-30f,
-                  464.0f, 480.0f, 500.0f, 512.0f, 1000.0f, 57344.0f, 61440.0f, 65536.0f, 1e5f, 1e6f, 1e30f,
-                  FLT_MAX, INFINITY, std::ldexp(1.0f, -17), std::ldexp(1.0f, -10), std::ldexp(3.0f, -18),
+  for (float f : {FLT_TRUE_MIN,
+                  2 * FLT_TRUE_MIN,
+                  FLT_MIN,
+                  std::nextafter(FLT_MIN, 0.0f),
+                  1e-10f,
+                  1e-30f,
+                  464.0f,
+                  480.0f,
+                  500.0f,
+                  512.0f,
+                  1000.0f,
+                  57344.0f,
+                  61440.0f,
+                  65536.0f,
+                  1e5f,
+                  1e6f,
+                  1e30f,
+                  FLT_MAX,
+                  INFINITY,
+                  std::ldexp(1.0f, -17),
+                  std::ldexp(1.0f, -10),
+                  std::ldexp(3.0f, -18),
                   std::ldexp(3.0f, -11)}) {
     add_around(f);
   }
@@ -384,12 +423,16 @@ TEST(EightBitFp8Conversions, FromF32EveryBoundary) {
           for (size_t i = 0; i < x.size(); ++i) {
             if (y.data()[i] != want[i]) {
               char text[200];
-              std::snprintf(text, sizeof(text), "%s from_f32 [%s misalign %zu] %a (%.9g, bits 0x%08x): expected %s, got %s",
-                            Fp8Name(format, saturate).c_str(), target.c_str(), misalign,
-                            static_cast<double>(x[i]), static_cast<double>(x[i]), std::bit_cast<uint32_t>(x[i]),
-                            Hex8(want[i]).c_str(), Hex8(y.data()[i]).c_str());
-              log.Mismatch(Fp8Name(format, saturate) + " " + std::to_string(std::bit_cast<uint32_t>(x[i])) + " " +
-                               Hex8(y.data()[i]), text);
+              std::snprintf(
+                  text, sizeof(text),
+                  "%s from_f32 [%s misalign %zu] %a (%.9g, bits 0x%08x): expected %s, got %s",
+                  Fp8Name(format, saturate).c_str(), target.c_str(), misalign,
+                  static_cast<double>(x[i]), static_cast<double>(x[i]),
+                  std::bit_cast<uint32_t>(x[i]), Hex8(want[i]).c_str(), Hex8(y.data()[i]).c_str());
+              log.Mismatch(Fp8Name(format, saturate) + " " +
+                               std::to_string(std::bit_cast<uint32_t>(x[i])) + " " +
+                               Hex8(y.data()[i]),
+                           text);
             }
           }
         }
@@ -423,16 +466,19 @@ TEST(EightBitQuantized, LeakyRelu) {
   for (const Quantized& q : QuantizedGrid(false)) {
     for (double slope : kQuantizedSlopes) {
       const Rational exact_slope = Exact(slope);
-      const Expected e{"leaky_relu " + q.Describe() + " slope " + Show(slope),
-                       QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, exact_slope); }),
-                       std::nullopt};
-      for (int b = 0; b < 256; ++b) double_differs += InDouble(q, static_cast<uint8_t>(b), slope) != e.table.expected[b];
+      const Expected e{
+          "leaky_relu " + q.Describe() + " slope " + Show(slope),
+          QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, exact_slope); }),
+          std::nullopt};
+      for (int b = 0; b < 256; ++b)
+        double_differs += InDouble(q, static_cast<uint8_t>(b), slope) != e.table.expected[b];
       CheckUnary(e, LeakyReluCall(ParamsOf(q), slope), ++index % 97 == 0, log);
     }
   }
   std::cout << "[ grid ] a computation in double differs from the exact table on " << double_differs
             << " (case, input) pairs\n";
-  EXPECT_GT(double_differs, 0u) << "the grid no longer has a case that only exact arithmetic gets right";
+  EXPECT_GT(double_differs, 0u)
+      << "the grid no longer has a case that only exact arithmetic gets right";
   // The long calls were split: the library's pool has threads.
   EXPECT_GT(leaky_pool_threads(), 0) << "no call ran on more than one thread";
 }
@@ -443,18 +489,19 @@ TEST(EightBitQuantized, PlainRelu) {
   for (const Quantized& q : QuantizedGrid(false)) {
     const Expected e{"plain_relu " + q.Describe(), QuantizedTable(q, PlainReluReal), std::nullopt};
     const leaky_q8_params p = ParamsOf(q);
-    CheckUnary(e,
-               [p](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
-                 return leaky_q8_plain_relu_forward(&p, n, x, y, o);
-               },
-               ++index % 31 == 0, log);
+    CheckUnary(
+        e,
+        [p](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
+          return leaky_q8_plain_relu_forward(&p, n, x, y, o);
+        },
+        ++index % 31 == 0, log);
   }
 }
 
 // (lower, upper): the slope is their mean computed in double ((0.1 + 0.2)
 // / 2 is 0.15000000000000002 there).
-const std::pair<double, double> kRreluBounds[] = {
-    {0.125, 1.0 / 3.0}, {0.1, 0.2}, {0.0, 0.0}, {-0.5, 0.5}, {0.3, 0.3}, {1e-300, 3e-300}};
+const std::pair<double, double> kRreluBounds[] = {{0.125, 1.0 / 3.0}, {0.1, 0.2}, {0.0, 0.0},
+                                                  {-0.5, 0.5},        {0.3, 0.3}, {1e-300, 3e-300}};
 
 TEST(EightBitQuantized, RreluEval) {
   Log log;
@@ -462,15 +509,17 @@ TEST(EightBitQuantized, RreluEval) {
     for (const auto& [lower, upper] : kRreluBounds) {
       const double slope = (lower + upper) / 2;
       const Rational exact_slope = Exact(slope);
-      const Expected e{"rrelu_eval " + q.Describe() + " lower " + Show(lower) + " upper " + Show(upper),
-                       QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, exact_slope); }),
-                       std::nullopt};
+      const Expected e{
+          "rrelu_eval " + q.Describe() + " lower " + Show(lower) + " upper " + Show(upper),
+          QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, exact_slope); }),
+          std::nullopt};
       const leaky_q8_params p = ParamsOf(q);
-      CheckUnary(e,
-                 [p, lower, upper](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
-                   return leaky_q8_rrelu_eval_forward(&p, n, x, y, lower, upper, o);
-                 },
-                 false, log);
+      CheckUnary(
+          e,
+          [p, lower, upper](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
+            return leaky_q8_rrelu_eval_forward(&p, n, x, y, lower, upper, o);
+          },
+          false, log);
     }
   }
 }
@@ -485,15 +534,17 @@ TEST(EightBitQuantized, RreluEvalSlopeInDouble) {
     const int zp = is_signed ? 0 : 128;
     const Quantized q{is_signed, 1e300, zp, 1e-30, zp, is_signed ? -128 : 0, is_signed ? 127 : 255};
     const Rational exact_slope = Exact((tiny + tiny) / 2);
-    const Expected e{"rrelu_eval " + q.Describe() + " lower = upper = 2^-1074",
-                     QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, exact_slope); }),
-                     std::nullopt};
+    const Expected e{
+        "rrelu_eval " + q.Describe() + " lower = upper = 2^-1074",
+        QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, exact_slope); }),
+        std::nullopt};
     const leaky_q8_params p = ParamsOf(q);
-    CheckUnary(e,
-               [p, tiny](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
-                 return leaky_q8_rrelu_eval_forward(&p, n, x, y, tiny, tiny, o);
-               },
-               false, log);
+    CheckUnary(
+        e,
+        [p, tiny](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
+          return leaky_q8_rrelu_eval_forward(&p, n, x, y, tiny, tiny, o);
+        },
+        false, log);
   }
 }
 
@@ -511,8 +562,9 @@ TEST(EightBitQuantized, InterleavedParameters) {
   const Quantized base{false, 0.1, 100, 0.05, 100, 0, 255};
   auto add_quantized = [&](const std::string& what, const Quantized& q, double slope) {
     const Rational exact_slope = Exact(slope);
-    variants.push_back({what + ": " + q.Describe() + " slope " + Show(slope), ParamsOf(q), slope,
-                        QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, exact_slope); })});
+    variants.push_back(
+        {what + ": " + q.Describe() + " slope " + Show(slope), ParamsOf(q), slope,
+         QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, exact_slope); })});
   };
   add_quantized("base", base, 0.5);
   Quantized q = base;
@@ -543,36 +595,41 @@ TEST(EightBitQuantized, InterleavedParameters) {
     for (int saturate : {0, 1}) {
       for (double slope : {5.0, -0.0, 0.0}) {
         const Value s = SlopeF32(slope);
-        variants.push_back({"fp8 " + Fp8Name(format, saturate) + " slope " + Show(slope), ParamsOf(format, saturate),
-                            slope, Fp8Table(format, saturate, [&](const Value& x) { return LeakyReluFp8(x, s); })});
+        variants.push_back(
+            {"fp8 " + Fp8Name(format, saturate) + " slope " + Show(slope),
+             ParamsOf(format, saturate), slope,
+             Fp8Table(format, saturate, [&](const Value& x) { return LeakyReluFp8(x, s); })});
       }
     }
   }
   for (size_t i = 1; i < variants.size(); ++i) {
     ASSERT_NE(variants[i].table.expected, variants[i - 1].table.expected)
-        << variants[i].what << " gives the table of the case before it: the test would not see a stale table";
+        << variants[i].what
+        << " gives the table of the case before it: the test would not see a stale table";
   }
   Log log;
   ForEachTarget([&](const std::string& target) {
     for (int round = 0; round < 3; ++round) {
       for (const Variant& v : variants) {
-        const Expected e{v.what, v.table, v.params.type == LEAKY_FP8_E4M3   ? std::optional<Fp8>(Fp8::kE4M3)
-                                          : v.params.type == LEAKY_FP8_E5M2 ? std::optional<Fp8>(Fp8::kE5M2)
-                                                                            : std::nullopt};
+        const Expected e{v.what, v.table,
+                         v.params.type == LEAKY_FP8_E4M3   ? std::optional<Fp8>(Fp8::kE4M3)
+                         : v.params.type == LEAKY_FP8_E5M2 ? std::optional<Fp8>(Fp8::kE5M2)
+                                                           : std::nullopt};
         const UnaryCall call = LeakyReluCall(v.params, v.slope);
-        RunUnaryLayout(e, call, target + " round " + std::to_string(round), 1000 + 37, false, 1, false, 1, log);
-        RunUnaryLayout(e, call, target + " round " + std::to_string(round), (size_t{1} << 17) + 37, false, 1, false, 2, log);
+        RunUnaryLayout(e, call, target + " round " + std::to_string(round), 1000 + 37, false, 1,
+                       false, 1, log);
+        RunUnaryLayout(e, call, target + " round " + std::to_string(round), (size_t{1} << 17) + 37,
+                       false, 1, false, 2, log);
       }
     }
   });
 }
 
-const EluParameters kQuantizedElu[] = {
-    {1.0, 1.0, 1.0},
-    {1.6732632423543772, 1.0507009873554805, 1.0},  // SELU
-    {0.5, 2.0, 0.75},
-    {1.0, 1.0, 1e-3},
-    {0.1, 3.3, 7.0}};
+const EluParameters kQuantizedElu[] = {{1.0, 1.0, 1.0},
+                                       {1.6732632423543772, 1.0507009873554805, 1.0},  // SELU
+                                       {0.5, 2.0, 0.75},
+                                       {1.0, 1.0, 1e-3},
+                                       {0.1, 3.3, 7.0}};
 
 TEST(EightBitQuantized, Elu) {
   Log log;
@@ -582,11 +639,12 @@ TEST(EightBitQuantized, Elu) {
                      " input_scale " + Show(elu.input_scale),
                  QuantizedEluTable(q, elu), std::nullopt};
       const leaky_q8_params p = ParamsOf(q);
-      CheckUnary(e,
-                 [p, elu](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
-                   return leaky_q8_elu_forward(&p, n, x, y, elu.alpha, elu.scale, elu.input_scale, o);
-                 },
-                 false, log);
+      CheckUnary(
+          e,
+          [p, elu](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
+            return leaky_q8_elu_forward(&p, n, x, y, elu.alpha, elu.scale, elu.input_scale, o);
+          },
+          false, log);
     }
   }
 }
@@ -603,7 +661,8 @@ void CheckPrelu(const std::string& what, const leaky_q8_params& p, const Channel
   const float* weights = kPreluWeights;
   // [outer, channels, inner] shapes: inner long (NCHW-like), inner 1
   // (channels last), and one with an odd inner length.
-  const std::array<size_t, 3> shapes[] = {{2, kPreluChannels, 256}, {300, kPreluChannels, 1}, {3, kPreluChannels, 37}};
+  const std::array<size_t, 3> shapes[] = {
+      {2, kPreluChannels, 256}, {300, kPreluChannels, 1}, {3, kPreluChannels, 37}};
   ForEachTarget([&](const std::string& target) {
     for (int threads : {1, 2}) {
       for (const auto& [outer, channels, inner] : shapes) {
@@ -614,24 +673,29 @@ void CheckPrelu(const std::string& what, const leaky_q8_params& p, const Channel
           std::memcpy(input.data(), x.data(), n);
           uint8_t* y = in_place ? input.data() : output.data();
           const leaky_options opts = Options(threads);
-          const std::string layout = target + " [" + std::to_string(outer) + ", " + std::to_string(channels) + ", " +
-                                     std::to_string(inner) + "]" + (in_place ? " in-place" : "") +
+          const std::string layout = target + " [" + std::to_string(outer) + ", " +
+                                     std::to_string(channels) + ", " + std::to_string(inner) + "]" +
+                                     (in_place ? " in-place" : "") +
                                      " threads=" + std::to_string(threads);
-          const leaky_status s = leaky_q8_prelu_forward(&p, outer, channels, inner, input.data(), weights, y, &opts);
+          const leaky_status s =
+              leaky_q8_prelu_forward(&p, outer, channels, inner, input.data(), weights, y, &opts);
           if (s != LEAKY_OK) {
-            log.Mismatch(what + " [" + layout + "]: status " + leaky_status_string(s) + ": " + leaky_last_error());
+            log.Mismatch(what + " [" + layout + "]: status " + leaky_status_string(s) + ": " +
+                         leaky_last_error());
             continue;
           }
-          if (!input.GuardsIntact() || !output.GuardsIntact()) log.Mismatch(what + " [" + layout + "]: wrote outside the output");
+          if (!input.GuardsIntact() || !output.GuardsIntact())
+            log.Mismatch(what + " [" + layout + "]: wrote outside the output");
           log.Compared(n);
           for (size_t i = 0; i < n; ++i) {
             const size_t c = (i / inner) % channels;
             const Expected e{what, tables[c], fp8};
             if (!Matches(e, x[i], y[i], log)) {
-              const std::string detail = " channel " + std::to_string(c) + " (weight " + Show(weights[c]) +
-                                         ") input " + Hex8(x[i]) + ": expected " + ExpectedText(e, x[i]) +
-                                         ", got " + Hex8(y[i]);
-              log.Mismatch(what + detail, what + " [" + layout + "] index " + std::to_string(i) + detail);
+              const std::string detail =
+                  " channel " + std::to_string(c) + " (weight " + Show(weights[c]) + ") input " +
+                  Hex8(x[i]) + ": expected " + ExpectedText(e, x[i]) + ", got " + Hex8(y[i]);
+              log.Mismatch(what + detail,
+                           what + " [" + layout + "] index " + std::to_string(i) + detail);
             }
           }
         }
@@ -646,7 +710,8 @@ TEST(EightBitQuantized, Prelu) {
     ChannelTables tables;
     for (float w : kPreluWeights) {
       const Rational weight = Exact(w);
-      tables.push_back(QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, weight); }));
+      tables.push_back(
+          QuantizedTable(q, [&](const Rational& v) { return LeakyReluReal(v, weight); }));
     }
     CheckPrelu("prelu " + q.Describe(), ParamsOf(q), tables, std::nullopt, log);
   }
@@ -661,8 +726,9 @@ TEST(EightBitFp8, LeakyReluForward) {
     for (int saturate : {0, 1}) {
       for (double slope : kFp8Slopes) {
         const Value s = SlopeF32(slope);
-        const Expected e{"fp8 leaky_relu " + Fp8Name(format, saturate) + " slope " + Show(slope),
-                         Fp8Table(format, saturate, [&](const Value& x) { return LeakyReluFp8(x, s); }), format};
+        const Expected e{
+            "fp8 leaky_relu " + Fp8Name(format, saturate) + " slope " + Show(slope),
+            Fp8Table(format, saturate, [&](const Value& x) { return LeakyReluFp8(x, s); }), format};
         CheckUnary(e, LeakyReluCall(ParamsOf(format, saturate), slope), ++index % 9 == 0, log);
       }
     }
@@ -673,13 +739,15 @@ TEST(EightBitFp8, PlainReluForward) {
   Log log;
   for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
     for (int saturate : {0, 1}) {
-      const Expected e{"fp8 plain_relu " + Fp8Name(format, saturate), Fp8Table(format, saturate, PlainReluFp8), format};
+      const Expected e{"fp8 plain_relu " + Fp8Name(format, saturate),
+                       Fp8Table(format, saturate, PlainReluFp8), format};
       const leaky_q8_params p = ParamsOf(format, saturate);
-      CheckUnary(e,
-                 [p](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
-                   return leaky_q8_plain_relu_forward(&p, n, x, y, o);
-                 },
-                 saturate == 1, log);
+      CheckUnary(
+          e,
+          [p](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
+            return leaky_q8_plain_relu_forward(&p, n, x, y, o);
+          },
+          saturate == 1, log);
     }
   }
 }
@@ -690,15 +758,17 @@ TEST(EightBitFp8, RreluEval) {
     for (int saturate : {0, 1}) {
       for (const auto& [lower, upper] : kRreluBounds) {
         const Value s = SlopeF32((lower + upper) / 2);
-        const Expected e{"fp8 rrelu_eval " + Fp8Name(format, saturate) + " lower " + Show(lower) + " upper " +
-                             Show(upper),
-                         Fp8Table(format, saturate, [&](const Value& x) { return LeakyReluFp8(x, s); }), format};
+        const Expected e{
+            "fp8 rrelu_eval " + Fp8Name(format, saturate) + " lower " + Show(lower) + " upper " +
+                Show(upper),
+            Fp8Table(format, saturate, [&](const Value& x) { return LeakyReluFp8(x, s); }), format};
         const leaky_q8_params p = ParamsOf(format, saturate);
-        CheckUnary(e,
-                   [p, lower, upper](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
-                     return leaky_q8_rrelu_eval_forward(&p, n, x, y, lower, upper, o);
-                   },
-                   false, log);
+        CheckUnary(
+            e,
+            [p, lower, upper](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
+              return leaky_q8_rrelu_eval_forward(&p, n, x, y, lower, upper, o);
+            },
+            false, log);
       }
     }
   }
@@ -706,22 +776,24 @@ TEST(EightBitFp8, RreluEval) {
 
 // Floats whose products are floats too (alpha * scale exact in f32), so the
 // result does not depend on whether the op rounds them to f32 first.
-const EluParameters kFp8Elu[] = {{1.0, 1.0, 1.0}, {1.5, 0.75, 0.5}, {1.0, 2.0, 1.0}, {0.25, 1.0, 3.0}};
+const EluParameters kFp8Elu[] = {
+    {1.0, 1.0, 1.0}, {1.5, 0.75, 0.5}, {1.0, 2.0, 1.0}, {0.25, 1.0, 3.0}};
 
 TEST(EightBitFp8, Elu) {
   Log log;
   for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
     for (int saturate : {0, 1}) {
       for (const EluParameters& elu : kFp8Elu) {
-        const Expected e{"fp8 elu " + Fp8Name(format, saturate) + " alpha " + Show(elu.alpha) + " scale " +
-                             Show(elu.scale) + " input_scale " + Show(elu.input_scale),
+        const Expected e{"fp8 elu " + Fp8Name(format, saturate) + " alpha " + Show(elu.alpha) +
+                             " scale " + Show(elu.scale) + " input_scale " + Show(elu.input_scale),
                          Fp8EluTable(format, saturate, elu), format};
         const leaky_q8_params p = ParamsOf(format, saturate);
-        CheckUnary(e,
-                   [p, elu](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
-                     return leaky_q8_elu_forward(&p, n, x, y, elu.alpha, elu.scale, elu.input_scale, o);
-                   },
-                   false, log);
+        CheckUnary(
+            e,
+            [p, elu](size_t n, const uint8_t* x, uint8_t* y, const leaky_options* o) {
+              return leaky_q8_elu_forward(&p, n, x, y, elu.alpha, elu.scale, elu.input_scale, o);
+            },
+            false, log);
       }
     }
   }
@@ -734,9 +806,11 @@ TEST(EightBitFp8, Prelu) {
       ChannelTables tables;
       for (float w : kPreluWeights) {
         const Value weight = FromFloat(w);
-        tables.push_back(Fp8Table(format, saturate, [&](const Value& x) { return LeakyReluFp8(x, weight); }));
+        tables.push_back(
+            Fp8Table(format, saturate, [&](const Value& x) { return LeakyReluFp8(x, weight); }));
       }
-      CheckPrelu("fp8 prelu " + Fp8Name(format, saturate), ParamsOf(format, saturate), tables, format, log);
+      CheckPrelu("fp8 prelu " + Fp8Name(format, saturate), ParamsOf(format, saturate), tables,
+                 format, log);
     }
   }
 }
@@ -749,8 +823,8 @@ struct ExpectedBackward {
   std::array<bool, 256> choose{};
 };
 
-using BinaryCall =
-    std::function<leaky_status(size_t n, const uint8_t* dy, const uint8_t* saved, uint8_t* dx, const leaky_options* opts)>;
+using BinaryCall = std::function<leaky_status(size_t n, const uint8_t* dy, const uint8_t* saved,
+                                              uint8_t* dx, const leaky_options* opts)>;
 
 void CheckBackward(const ExpectedBackward& e, const BinaryCall& call, Log& log) {
   // All 65536 (dy, saved) pairs; then an odd, misaligned length in place
@@ -760,7 +834,8 @@ void CheckBackward(const ExpectedBackward& e, const BinaryCall& call, Log& log) 
     size_t n, misalign;
     Placement placement;
   };
-  const Layout layouts[] = {{65536, 0, kOutOfPlace}, {1000 + 37, 1, kOverDy}, {1000 + 37, 3, kOverSaved}};
+  const Layout layouts[] = {
+      {65536, 0, kOutOfPlace}, {1000 + 37, 1, kOverDy}, {1000 + 37, 3, kOverSaved}};
   ForEachTarget([&](const std::string& target) {
     for (int threads : {1, 2}) {
       for (const Layout& l : layouts) {
@@ -772,14 +847,19 @@ void CheckBackward(const ExpectedBackward& e, const BinaryCall& call, Log& log) 
         Guarded dy(l.n, l.misalign), saved(l.n, l.misalign), dx(l.n, l.misalign);
         std::memcpy(dy.data(), dy_values.data(), l.n);
         std::memcpy(saved.data(), saved_values.data(), l.n);
-        uint8_t* out = l.placement == kOverDy ? dy.data() : l.placement == kOverSaved ? saved.data() : dx.data();
+        uint8_t* out = l.placement == kOverDy      ? dy.data()
+                       : l.placement == kOverSaved ? saved.data()
+                                                   : dx.data();
         const leaky_options opts = Options(threads);
         const std::string layout = target + " n=" + std::to_string(l.n) +
-                                   (l.placement == kOverDy ? " dx=dy" : l.placement == kOverSaved ? " dx=saved" : "") +
+                                   (l.placement == kOverDy      ? " dx=dy"
+                                    : l.placement == kOverSaved ? " dx=saved"
+                                                                : "") +
                                    " threads=" + std::to_string(threads);
         const leaky_status s = call(l.n, dy.data(), saved.data(), out, &opts);
         if (s != LEAKY_OK) {
-          log.Mismatch(e.what + " [" + layout + "]: status " + leaky_status_string(s) + ": " + leaky_last_error());
+          log.Mismatch(e.what + " [" + layout + "]: status " + leaky_status_string(s) + ": " +
+                       leaky_last_error());
           continue;
         }
         if (!dy.GuardsIntact() || !saved.GuardsIntact() || !dx.GuardsIntact()) {
@@ -792,7 +872,8 @@ void CheckBackward(const ExpectedBackward& e, const BinaryCall& call, Log& log) 
           if (!Matches(one, g, out[i], log)) {
             const std::string detail = " dy " + Hex8(g) + " saved " + Hex8(sv) + ": expected " +
                                        ExpectedText(one, g) + ", got " + Hex8(out[i]);
-            log.Mismatch(e.what + detail, e.what + " [" + layout + "] index " + std::to_string(i) + detail);
+            log.Mismatch(e.what + detail,
+                         e.what + " [" + layout + "] index " + std::to_string(i) + detail);
           }
         }
       }
@@ -806,20 +887,26 @@ TEST(EightBitFp8, LeakyReluBackward) {
     for (int saturate : {0, 1}) {
       for (double slope : kFp8Slopes) {
         const Value s = SlopeF32(slope);
-        ExpectedBackward e{"", format, Fp8Table(format, saturate, [](const Value& dy) { return dy; }),
-                           Fp8Table(format, saturate, [&](const Value& dy) { return Multiply(dy, s); }), {}};
-        for (int b = 0; b < 256; ++b) e.choose[b] = Positive(Decode(format, static_cast<uint8_t>(b)));
+        ExpectedBackward e{
+            "",
+            format,
+            Fp8Table(format, saturate, [](const Value& dy) { return dy; }),
+            Fp8Table(format, saturate, [&](const Value& dy) { return Multiply(dy, s); }),
+            {}};
+        for (int b = 0; b < 256; ++b)
+          e.choose[b] = Positive(Decode(format, static_cast<uint8_t>(b)));
         const leaky_q8_params p = ParamsOf(format, saturate);
         for (int from_result : {0, 1}) {
           if (from_result && slope < 0) continue;  // refused: EightBitErrors
-          e.what = "fp8 leaky_relu_backward " + Fp8Name(format, saturate) + " slope " + Show(slope) +
-                   (from_result ? " saved_is_result" : "");
-          CheckBackward(e,
-                        [p, slope, from_result](size_t n, const uint8_t* dy, const uint8_t* saved, uint8_t* dx,
-                                                const leaky_options* o) {
-                          return leaky_q8_leaky_relu_backward(&p, n, dy, saved, from_result, dx, slope, o);
-                        },
-                        log);
+          e.what = "fp8 leaky_relu_backward " + Fp8Name(format, saturate) + " slope " +
+                   Show(slope) + (from_result ? " saved_is_result" : "");
+          CheckBackward(
+              e,
+              [p, slope, from_result](size_t n, const uint8_t* dy, const uint8_t* saved,
+                                      uint8_t* dx, const leaky_options* o) {
+                return leaky_q8_leaky_relu_backward(&p, n, dy, saved, from_result, dx, slope, o);
+              },
+              log);
         }
       }
     }
@@ -831,16 +918,21 @@ TEST(EightBitFp8, PlainReluBackward) {
   for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
     for (int saturate : {0, 1}) {
       // dx = saved <= 0 ? +0 : dy (a NaN saved passes dy).
-      ExpectedBackward e{"fp8 plain_relu_backward " + Fp8Name(format, saturate), format,
+      ExpectedBackward e{"fp8 plain_relu_backward " + Fp8Name(format, saturate),
+                         format,
                          Fp8Table(format, saturate, [](const Value&) { return Finite(false, 0); }),
-                         Fp8Table(format, saturate, [](const Value& dy) { return dy; }), {}};
-      for (int b = 0; b < 256; ++b) e.choose[b] = NegativeOrZero(Decode(format, static_cast<uint8_t>(b)));
+                         Fp8Table(format, saturate, [](const Value& dy) { return dy; }),
+                         {}};
+      for (int b = 0; b < 256; ++b)
+        e.choose[b] = NegativeOrZero(Decode(format, static_cast<uint8_t>(b)));
       const leaky_q8_params p = ParamsOf(format, saturate);
-      CheckBackward(e,
-                    [p](size_t n, const uint8_t* dy, const uint8_t* saved, uint8_t* dx, const leaky_options* o) {
-                      return leaky_q8_plain_relu_backward(&p, n, dy, saved, dx, o);
-                    },
-                    log);
+      CheckBackward(
+          e,
+          [p](size_t n, const uint8_t* dy, const uint8_t* saved, uint8_t* dx,
+              const leaky_options* o) {
+            return leaky_q8_plain_relu_backward(&p, n, dy, saved, dx, o);
+          },
+          log);
     }
   }
 }
@@ -950,16 +1042,22 @@ TEST(EightBitErrors, NullPointers) {
     }
     // One null source of two (backward).
     if (IsFp8(type)) {
-      EXPECT_EQ(LEAKY_ERROR_NULL_POINTER, leaky_q8_leaky_relu_backward(&p, 64, b.x.data(), nullptr, 0, b.y.data(), 0.1, nullptr));
-      EXPECT_EQ(LEAKY_ERROR_NULL_POINTER, leaky_q8_plain_relu_backward(&p, 64, nullptr, b.x.data(), b.y.data(), nullptr));
+      EXPECT_EQ(
+          LEAKY_ERROR_NULL_POINTER,
+          leaky_q8_leaky_relu_backward(&p, 64, b.x.data(), nullptr, 0, b.y.data(), 0.1, nullptr));
+      EXPECT_EQ(LEAKY_ERROR_NULL_POINTER,
+                leaky_q8_plain_relu_backward(&p, 64, nullptr, b.x.data(), b.y.data(), nullptr));
       ExpectUntouched(b, "backward with a null source");
     }
-    EXPECT_EQ(LEAKY_ERROR_NULL_POINTER, leaky_q8_prelu_forward(&p, 8, 8, 1, b.x.data(), nullptr, b.y.data(), nullptr));
+    EXPECT_EQ(LEAKY_ERROR_NULL_POINTER,
+              leaky_q8_prelu_forward(&p, 8, 8, 1, b.x.data(), nullptr, b.y.data(), nullptr));
     ExpectUntouched(b, "prelu with null weights");
   }
   Buffers b;
-  EXPECT_EQ(LEAKY_ERROR_NULL_POINTER, leaky_fp8_from_f32(LEAKY_FP8_E4M3, 64, nullptr, b.y.data(), 1));
-  EXPECT_EQ(LEAKY_ERROR_NULL_POINTER, leaky_fp8_from_f32(LEAKY_FP8_E5M2, 64, b.f32.data(), nullptr, 1));
+  EXPECT_EQ(LEAKY_ERROR_NULL_POINTER,
+            leaky_fp8_from_f32(LEAKY_FP8_E4M3, 64, nullptr, b.y.data(), 1));
+  EXPECT_EQ(LEAKY_ERROR_NULL_POINTER,
+            leaky_fp8_from_f32(LEAKY_FP8_E5M2, 64, b.f32.data(), nullptr, 1));
   ExpectUntouched(b, "fp8_from_f32");
   EXPECT_EQ(LEAKY_ERROR_NULL_POINTER, leaky_fp8_to_f32(LEAKY_FP8_E4M3, 64, nullptr, b.f32.data()));
   EXPECT_EQ(LEAKY_ERROR_NULL_POINTER, leaky_fp8_to_f32(LEAKY_FP8_E5M2, 64, b.x.data(), nullptr));
@@ -1021,17 +1119,20 @@ TEST(EightBitErrors, OutOfRangeType) {
     leaky_q8_params p = leaky_q8_params_init(LEAKY_QU8);
     p.type = static_cast<leaky_type8>(t);
     for (const Entry& e : ForwardEntries(nullptr, b.weights.data())) {
-      EXPECT_EQ(LEAKY_ERROR_INVALID_DTYPE, e.call(&p, 64, b.x.data(), b.y.data())) << e.name << " type " << t;
+      EXPECT_EQ(LEAKY_ERROR_INVALID_DTYPE, e.call(&p, 64, b.x.data(), b.y.data()))
+          << e.name << " type " << t;
       ExpectUntouched(b, e.name);
     }
   }
   // The conversions take fp8 types only.
   for (int t : {int{LEAKY_QU8}, int{LEAKY_QS8}, -1, 4}) {
-    EXPECT_EQ(LEAKY_ERROR_INVALID_DTYPE, leaky_fp8_from_f32(static_cast<leaky_type8>(t), 64, b.f32.data(), b.y.data(), 1))
+    EXPECT_EQ(LEAKY_ERROR_INVALID_DTYPE,
+              leaky_fp8_from_f32(static_cast<leaky_type8>(t), 64, b.f32.data(), b.y.data(), 1))
         << "from_f32 type " << t;
     ExpectUntouched(b, "from_f32");
     std::array<float, 64> f = b.f32;
-    EXPECT_EQ(LEAKY_ERROR_INVALID_DTYPE, leaky_fp8_to_f32(static_cast<leaky_type8>(t), 64, b.x.data(), f.data()))
+    EXPECT_EQ(LEAKY_ERROR_INVALID_DTYPE,
+              leaky_fp8_to_f32(static_cast<leaky_type8>(t), 64, b.x.data(), f.data()))
         << "to_f32 type " << t;
     EXPECT_EQ(f, b.f32) << "to_f32 wrote its output on error";
   }
@@ -1043,9 +1144,11 @@ TEST(EightBitErrors, QuantizedBackwardUnsupported) {
     const leaky_q8_params p = leaky_q8_params_init(type);
     for (int from_result : {0, 1}) {
       EXPECT_EQ(LEAKY_ERROR_UNSUPPORTED,
-                leaky_q8_leaky_relu_backward(&p, 64, b.x.data(), b.x.data(), from_result, b.y.data(), 0.1, nullptr));
+                leaky_q8_leaky_relu_backward(&p, 64, b.x.data(), b.x.data(), from_result,
+                                             b.y.data(), 0.1, nullptr));
     }
-    EXPECT_EQ(LEAKY_ERROR_UNSUPPORTED, leaky_q8_plain_relu_backward(&p, 64, b.x.data(), b.x.data(), b.y.data(), nullptr));
+    EXPECT_EQ(LEAKY_ERROR_UNSUPPORTED,
+              leaky_q8_plain_relu_backward(&p, 64, b.x.data(), b.x.data(), b.y.data(), nullptr));
     ExpectUntouched(b, "quantized backward");
   }
 }
@@ -1057,44 +1160,57 @@ TEST(EightBitErrors, BadOpParameters) {
     const leaky_q8_params p = leaky_q8_params_init(type);
     SCOPED_TRACE("type " + std::to_string(type));
     for (double v : bad_values) {
-      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER, leaky_q8_leaky_relu_forward(&p, 64, b.x.data(), b.y.data(), v, nullptr))
+      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
+                leaky_q8_leaky_relu_forward(&p, 64, b.x.data(), b.y.data(), v, nullptr))
           << "slope " << v;
-      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER, leaky_q8_rrelu_eval_forward(&p, 64, b.x.data(), b.y.data(), v, 0.3, nullptr))
+      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
+                leaky_q8_rrelu_eval_forward(&p, 64, b.x.data(), b.y.data(), v, 0.3, nullptr))
           << "lower " << v;
-      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER, leaky_q8_rrelu_eval_forward(&p, 64, b.x.data(), b.y.data(), 0.1, v, nullptr))
+      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
+                leaky_q8_rrelu_eval_forward(&p, 64, b.x.data(), b.y.data(), 0.1, v, nullptr))
           << "upper " << v;
-      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER, leaky_q8_elu_forward(&p, 64, b.x.data(), b.y.data(), v, 1.0, 1.0, nullptr))
+      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
+                leaky_q8_elu_forward(&p, 64, b.x.data(), b.y.data(), v, 1.0, 1.0, nullptr))
           << "alpha " << v;
-      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER, leaky_q8_elu_forward(&p, 64, b.x.data(), b.y.data(), 1.0, v, 1.0, nullptr))
+      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
+                leaky_q8_elu_forward(&p, 64, b.x.data(), b.y.data(), 1.0, v, 1.0, nullptr))
           << "scale " << v;
-      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER, leaky_q8_elu_forward(&p, 64, b.x.data(), b.y.data(), 1.0, 1.0, v, nullptr))
+      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
+                leaky_q8_elu_forward(&p, 64, b.x.data(), b.y.data(), 1.0, 1.0, v, nullptr))
           << "input_scale " << v;
       std::array<float, 8> weights = b.weights;
       weights[5] = static_cast<float>(v);
-      EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER, leaky_q8_prelu_forward(&p, 8, 8, 1, b.x.data(), weights.data(), b.y.data(), nullptr))
+      EXPECT_EQ(
+          LEAKY_ERROR_INVALID_PARAMETER,
+          leaky_q8_prelu_forward(&p, 8, 8, 1, b.x.data(), weights.data(), b.y.data(), nullptr))
           << "weight " << v;
       if (IsFp8(type)) {
-        EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
-                  leaky_q8_leaky_relu_backward(&p, 64, b.x.data(), b.x.data(), 0, b.y.data(), v, nullptr))
+        EXPECT_EQ(
+            LEAKY_ERROR_INVALID_PARAMETER,
+            leaky_q8_leaky_relu_backward(&p, 64, b.x.data(), b.x.data(), 0, b.y.data(), v, nullptr))
             << "backward slope " << v;
       }
     }
-    EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER, leaky_q8_rrelu_eval_forward(&p, 64, b.x.data(), b.y.data(), 0.3, 0.1, nullptr))
+    EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
+              leaky_q8_rrelu_eval_forward(&p, 64, b.x.data(), b.y.data(), 0.3, 0.1, nullptr))
         << "lower > upper";
     ExpectUntouched(b, "a bad op parameter");
     if (IsFp8(type)) {
       // Backward from the result needs slope >= 0.
       EXPECT_EQ(LEAKY_ERROR_UNSUPPORTED,
-                leaky_q8_leaky_relu_backward(&p, 64, b.x.data(), b.x.data(), 1, b.y.data(), -0.5, nullptr));
+                leaky_q8_leaky_relu_backward(&p, 64, b.x.data(), b.x.data(), 1, b.y.data(), -0.5,
+                                             nullptr));
       // saturate is 0 or 1.
       for (int saturate : {-1, 2}) {
         leaky_q8_params q = p;
         q.saturate = saturate;
         for (const Entry& e : ForwardEntries(nullptr, b.weights.data())) {
-          EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER, e.call(&q, 64, b.x.data(), b.y.data())) << e.name << " saturate " << saturate;
+          EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER, e.call(&q, 64, b.x.data(), b.y.data()))
+              << e.name << " saturate " << saturate;
         }
         EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
-                  leaky_fp8_from_f32(type, 64, b.f32.data(), b.y.data(), saturate)) << "from_f32 saturate " << saturate;
+                  leaky_fp8_from_f32(type, 64, b.f32.data(), b.y.data(), saturate))
+            << "from_f32 saturate " << saturate;
       }
       ExpectUntouched(b, "fp8 bad parameters");
     }
@@ -1107,15 +1223,18 @@ TEST(EightBitErrors, OverlapAndOptions) {
     std::array<uint8_t, 80> buffer{};
     for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = static_cast<uint8_t>(i);
     const std::array<uint8_t, 80> before = buffer;
-    EXPECT_EQ(LEAKY_ERROR_OVERLAP, leaky_q8_leaky_relu_forward(&p, 64, buffer.data(), buffer.data() + 1, 0.1, nullptr));
-    EXPECT_EQ(LEAKY_ERROR_OVERLAP, leaky_q8_plain_relu_forward(&p, 64, buffer.data() + 8, buffer.data(), nullptr));
+    EXPECT_EQ(LEAKY_ERROR_OVERLAP,
+              leaky_q8_leaky_relu_forward(&p, 64, buffer.data(), buffer.data() + 1, 0.1, nullptr));
+    EXPECT_EQ(LEAKY_ERROR_OVERLAP,
+              leaky_q8_plain_relu_forward(&p, 64, buffer.data() + 8, buffer.data(), nullptr));
     EXPECT_EQ(buffer, before) << "an overlap error wrote the output";
     Buffers b;
     for (int threads : {-1, -100}) {
       const leaky_options o{threads, -1, nullptr};
       for (const Entry& e : ForwardEntries(&o, b.weights.data())) {
         if (!IsFp8(type) && std::string(e.name).find("backward") != std::string::npos) continue;
-        EXPECT_EQ(LEAKY_ERROR_INVALID_OPTIONS, e.call(&p, 64, b.x.data(), b.y.data())) << e.name << " num_threads " << threads;
+        EXPECT_EQ(LEAKY_ERROR_INVALID_OPTIONS, e.call(&p, 64, b.x.data(), b.y.data()))
+            << e.name << " num_threads " << threads;
       }
     }
     ExpectUntouched(b, "bad options");
