@@ -383,10 +383,15 @@ inline void Set(Table& table, int index, Fp8 format, const Value& v, int saturat
   table.any_nan[index] = v.kind == Value::kNan && !v.nan_from_nan;
 }
 
+// eight_bit.h: "A NaN input gives its own byte back (sign and payload
+// kept)": a NaN propagated from the input b is b itself.
 inline Table Fp8Table(Fp8 format, int saturate, const std::function<Value(const Value&)>& f) {
   Table table;
-  for (int b = 0; b < 256; ++b)
-    Set(table, b, format, f(Decode(format, static_cast<uint8_t>(b))), saturate);
+  for (int b = 0; b < 256; ++b) {
+    const Value v = f(Decode(format, static_cast<uint8_t>(b)));
+    Set(table, b, format, v, saturate);
+    if (v.kind == Value::kNan && v.nan_from_nan) table.expected[b] = static_cast<uint8_t>(b);
+  }
   return table;
 }
 
@@ -405,7 +410,11 @@ inline Table Fp8EluTable(Fp8 format, int saturate, const EluParameters& p) {
               input_scale = FromDouble(p.input_scale);
   for (int b = 0; b < 256; ++b) {
     const Value x = Decode(format, static_cast<uint8_t>(b));
-    if (x.kind == Value::kNan || !NegativeOrZero(x)) {
+    if (x.kind == Value::kNan) {  // a NaN input gives its own byte back (eight_bit.h)
+      table.expected[b] = static_cast<uint8_t>(b);
+      continue;
+    }
+    if (!NegativeOrZero(x)) {
       Set(table, b, format, Multiply(x, scale), saturate);
       continue;
     }

@@ -66,18 +66,32 @@ uint8_t Fp8Entry(const leaky_q8_params& q, const RealFunction& f, uint8_t code) 
   return code;
 }
 
+// Saturation holds for every result, also one the op passes through: an
+// E5M2 infinity becomes the largest finite value of its sign.
+uint8_t Saturated(const leaky_q8_params& q, uint8_t code) {
+  if (q.type == LEAKY_FP8_E5M2 && q.saturate != 0 && (code & 0x7F) == 0x7C) {
+    return static_cast<uint8_t>((code & 0x80) | 0x7B);
+  }
+  return code;
+}
+
 }  // namespace
+
+bool SaturatesPassedValues(const leaky_q8_params& q) {
+  return q.type == LEAKY_FP8_E5M2 && q.saturate != 0;
+}
 
 void BuildForwardTable(const leaky_q8_params& q, const RealFunction& f, uint8_t table[256]) {
   const bool quantized = q.type == LEAKY_QU8 || q.type == LEAKY_QS8;
   for (int code = 0; code < 256; ++code) {
     const auto c = static_cast<uint8_t>(code);
-    table[code] = quantized ? QuantizedEntry(q, f, c) : Fp8Entry(q, f, c);
+    table[code] = quantized ? QuantizedEntry(q, f, c) : Saturated(q, Fp8Entry(q, f, c));
   }
 }
 
 void BuildBackwardTables(const leaky_q8_params& q, const RealFunction& f, uint8_t table[256],
-                         uint8_t pass[256]) {
+                         uint8_t pass[256], uint8_t keep[256]) {
+  for (int code = 0; code < 256; ++code) keep[code] = Saturated(q, static_cast<uint8_t>(code));
   const Fp8 format = FormatOf(q.type);
   for (int code = 0; code < 256; ++code) {
     const auto c = static_cast<uint8_t>(code);

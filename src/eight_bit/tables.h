@@ -22,12 +22,14 @@ struct RealFunction {
 // y = table[x] for the call's type and parameters (already validated).
 void BuildForwardTable(const leaky_q8_params& q, const RealFunction& f, uint8_t table[256]);
 
-// fp8 backward: dx = pass[saved] != 0 ? dy : table[dy]; pass holds 0x00 or
-// 0xFF. LeakyReLU: table = round(dy * slope), pass = saved > 0 (with a
-// non-negative slope the result's sign answers the same). ReLU (kRelu):
-// table = +0, pass = !(saved <= 0).
+// fp8 backward: dx = pass[saved] != 0 ? keep[dy] : table[dy]; pass holds
+// 0x00 or 0xFF. LeakyReLU: table = round(dy * slope), pass = saved > 0 (with
+// a non-negative slope the result's sign answers the same). ReLU (kRelu):
+// table = +0, pass = !(saved <= 0). keep is dy itself, or with saturation
+// (SaturatesPassedValues) dy with E5M2's infinities made finite.
 void BuildBackwardTables(const leaky_q8_params& q, const RealFunction& f, uint8_t table[256],
-                         uint8_t pass[256]);
+                         uint8_t pass[256], uint8_t keep[256]);
+bool SaturatesPassedValues(const leaky_q8_params& q);
 
 }  // namespace leaky::eight_bit
 

@@ -114,22 +114,42 @@ HWY_INLINE void ByteLookup(size_t n, const uint8_t* x, uint8_t* y, const uint8_t
 #endif
 }
 
-// dx[i] = pass[saved[i]] ? dy[i] : table[dy[i]]; dx may be dy or saved.
+// dx[i] = pass[saved[i]] ? keep[dy[i]] : table[dy[i]] (keep null: dy[i]
+// itself); dx may be dy or saved.
 HWY_INLINE void ByteSelect(size_t n, const uint8_t* dy, const uint8_t* saved, uint8_t* dx,
-                           const uint8_t* table, const uint8_t* pass, bool stream) {
+                           const uint8_t* table, const uint8_t* pass, const uint8_t* keep,
+                           bool stream) {
 #if LEAKY_BYTE_LOOKUP_SCALAR
   (void)stream;
-  for (size_t i = 0; i < n; ++i) dx[i] = pass[saved[i]] != 0 ? dy[i] : table[dy[i]];
+  for (size_t i = 0; i < n; ++i) {
+    dx[i] = pass[saved[i]] != 0 ? (keep != nullptr ? keep[dy[i]] : dy[i]) : table[dy[i]];
+  }
 #else
   const ByteTable lookup(table), passes(pass);
-  ByteLoop(
-      n, dx, stream,
-      [&](size_t i) {
-        const DByte d;
-        const auto g = hn::LoadU(d, dy + i);
-        return hn::IfThenElse(hn::MaskFromVec(passes(hn::LoadU(d, saved + i))), g, lookup(g));
-      },
-      [&](size_t i) { return pass[saved[i]] != 0 ? dy[i] : table[dy[i]]; });
+  const auto one = [&](size_t i) {
+    return pass[saved[i]] != 0 ? (keep != nullptr ? keep[dy[i]] : dy[i]) : table[dy[i]];
+  };
+  if (keep == nullptr) {
+    ByteLoop(
+        n, dx, stream,
+        [&](size_t i) {
+          const DByte d;
+          const auto g = hn::LoadU(d, dy + i);
+          return hn::IfThenElse(hn::MaskFromVec(passes(hn::LoadU(d, saved + i))), g, lookup(g));
+        },
+        one);
+  } else {
+    const ByteTable keeps(keep);
+    ByteLoop(
+        n, dx, stream,
+        [&](size_t i) {
+          const DByte d;
+          const auto g = hn::LoadU(d, dy + i);
+          return hn::IfThenElse(hn::MaskFromVec(passes(hn::LoadU(d, saved + i))), keeps(g),
+                                lookup(g));
+        },
+        one);
+  }
 #endif
 }
 

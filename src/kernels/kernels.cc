@@ -50,7 +50,7 @@ void byte_select(size_t n, const void* dy, const void* saved, void* dst,
                  const kernels::Params& params) {
   ByteSelect(n, static_cast<const uint8_t*>(dy), static_cast<const uint8_t*>(saved),
              static_cast<uint8_t*>(dst), params.op.byte_table.table, params.op.byte_table.pass,
-             params.common.stream_stores);
+             params.op.byte_table.keep, params.common.stream_stores);
 }
 
 // PReLU's tables, one per channel (the side input, channels x 256 bytes),

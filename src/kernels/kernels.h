@@ -43,7 +43,8 @@ struct RreluParams {
 // The 8-bit ops' tables (256 entries each).
 struct ByteTableParams {
   const uint8_t* table;
-  const uint8_t* pass;  // byte_select: 0xFF where dy passes unchanged
+  const uint8_t* pass;  // byte_select: 0xFF where dy passes (through keep)
+  const uint8_t* keep;  // byte_select: what a passed dy becomes; null: dy itself
 };
 union OpParams {
   LeakyReluParams leaky_relu;

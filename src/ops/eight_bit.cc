@@ -92,6 +92,7 @@ struct CachedTables {
   bool used = false;
   alignas(64) uint8_t table[256];
   alignas(64) uint8_t pass[256];
+  alignas(64) uint8_t keep[256];
 };
 
 template <class T>
@@ -118,7 +119,7 @@ const CachedTables& TablesFor(const leaky_q8_params& q, const RealFunction& f, b
   entry.key = key;
   entry.used = true;
   if (backward) {
-    leaky::eight_bit::BuildBackwardTables(q, f, entry.table, entry.pass);
+    leaky::eight_bit::BuildBackwardTables(q, f, entry.table, entry.pass, entry.keep);
   } else {
     leaky::eight_bit::BuildForwardTable(q, f, entry.table);
   }
@@ -132,7 +133,7 @@ leaky_status RunForward(const Call& call, const leaky_q8_params& q, const RealFu
   op.dst = Elementwise(call, "y", y);
   LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(op));
   if (call.n == 0) return LEAKY_OK;
-  op.params.op.byte_table = {TablesFor(q, f, /*backward=*/false).table, nullptr};
+  op.params.op.byte_table = {TablesFor(q, f, /*backward=*/false).table, nullptr, nullptr};
   leaky::internal::RunOp(op);
   return LEAKY_OK;
 }
@@ -151,7 +152,8 @@ leaky_status RunBackward(const Call& call, const leaky_q8_params& q, const RealF
   LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(op));
   if (call.n == 0) return LEAKY_OK;
   const CachedTables& tables = TablesFor(q, f, /*backward=*/true);
-  op.params.op.byte_table = {tables.table, tables.pass};
+  op.params.op.byte_table = {tables.table, tables.pass,
+                             leaky::eight_bit::SaturatesPassedValues(q) ? tables.keep : nullptr};
   leaky::internal::RunOp(op);
   return LEAKY_OK;
 }
@@ -203,7 +205,9 @@ extern "C" leaky_status leaky_q8_rrelu_eval_forward(const leaky_q8_params* q, si
   }
   RealFunction f;
   f.kind = RealFunction::kLeakyRelu;
-  f.slope = lower / 2 + upper / 2;  // (lower + upper) / 2 without overflow
+  // (lower + upper) / 2 in double; halves first only where the sum overflows.
+  const double sum = lower + upper;
+  f.slope = std::isfinite(sum) ? sum / 2 : lower / 2 + upper / 2;
   return RunForward(call, *q, f, x, y);
 }
 
