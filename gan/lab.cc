@@ -20,17 +20,12 @@
 namespace leaky::gan {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // Seeds of the generators that are the same for every run, so every variant
 // and seed is measured against the same real digits and drawn on the same
 // grid noise.
 constexpr uint64_t kRealDigitsPickSeed = 7;
 constexpr uint64_t kFixedGridNoiseSeed = 2024;
-
-double Seconds(Clock::time_point from) {
-  return std::chrono::duration<double>(Clock::now() - from).count();
-}
 
 std::string Duration(double seconds) {
   char buffer[32];

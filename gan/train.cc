@@ -8,15 +8,10 @@
 namespace leaky::gan {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 
 // The noise of the quality samples: the same for every run and step, so
 // every variant and seed is measured on the same draw.
 constexpr uint64_t kQualitySamplesSeed = 99;
-
-double Seconds(Clock::time_point from) {
-  return std::chrono::duration<double>(Clock::now() - from).count();
-}
 
 // The next real batch: ring8 draws fresh points; MNIST walks a permutation
 // of the digits, drawn again at the end of each epoch.
@@ -150,6 +145,10 @@ std::optional<TrainedRun> TrainRun(
   }
   run.step_ms = 1000.0 * step_seconds / c.steps;
   return run;
+}
+
+double Seconds(Clock::time_point from) {
+  return std::chrono::duration<double>(Clock::now() - from).count();
 }
 
 }  // namespace leaky::gan

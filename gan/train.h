@@ -9,6 +9,7 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -20,6 +21,10 @@
 #include "records.h"
 
 namespace leaky::gan {
+
+using Clock = std::chrono::steady_clock;
+// Wall seconds since `from` (the lab's and the trainer's progress).
+double Seconds(Clock::time_point from);
 
 // What the runs of one lab invocation share, read-only during training.
 struct LabData {

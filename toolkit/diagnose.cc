@@ -53,7 +53,7 @@ void Analysis::Explain(const std::vector<uint64_t>& indices) {
   for (uint64_t i : indices) explained[i] = 1;
 }
 
-void Analysis::Explain(Span s) {
+void Analysis::Explain(ElementRange s) {
   for (uint64_t i = s.begin; i < s.end; ++i) explained[i] = 1;
 }
 

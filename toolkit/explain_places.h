@@ -27,20 +27,21 @@ struct PlaceInput : ValueInput {
   const Layout* plan = nullptr;
 };
 
-struct Span {
+// Elements [begin, end) of the output.
+struct ElementRange {
   uint64_t begin = 0, end = 0;  // [begin, end)
   uint64_t size() const { return end - begin; }
 };
 
 // A region the kernel never wrote, and what it still holds.
 struct Unwritten {
-  Span span;
+  ElementRange span;
   std::string content;  // "zeros", "the input", "dy", "one repeated value"
 };
 
 // output[i] = golden[i + shift] for i in span.
 struct Moved {
-  Span span;
+  ElementRange span;
   int64_t shift = 0;
 };
 
@@ -49,7 +50,7 @@ struct Moved {
 struct PermutedTile {
   uint32_t core = 0;
   uint64_t tile = 0;
-  Span span;
+  ElementRange span;
   std::vector<std::pair<uint64_t, uint64_t>> map;
 };
 

@@ -36,7 +36,7 @@ struct Analysis {
 
   std::vector<uint64_t> Open() const;
   void Explain(const std::vector<uint64_t>& indices);
-  void Explain(Span s);
+  void Explain(ElementRange s);
   bool NegativeSide(uint64_t i) const { return !(in.input.values[i] > 0); }
   double Base(uint64_t i) const { return in.backward ? in.dy.values[i] : in.input.values[i]; }
 
@@ -63,7 +63,7 @@ struct Analysis {
 #undef LEAKY_KIND
 #undef LEAKY_ALSO
 
-std::vector<Span> SpansOf(const std::vector<Unwritten>& unwritten);
+std::vector<ElementRange> SpansOf(const std::vector<Unwritten>& unwritten);
 
 }  // namespace leaky::tools
 

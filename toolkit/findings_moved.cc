@@ -37,7 +37,7 @@ std::vector<Finding> MovedFindings(Analysis& s, const std::vector<Moved>& moved,
     s.Explain(m.span);
   }
   json details = {{"elements", count}};
-  std::vector<Span> spans;
+  std::vector<ElementRange> spans;
   for (const Moved& m : moved) spans.push_back(m.span);
   auto fold = [&](const std::string& why) {
     if (unwritten->empty()) return std::string();

@@ -37,13 +37,13 @@ std::string Where(const Layout& plan, uint64_t index, json* details, const std::
   return where;
 }
 
-std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Span>& spans,
+std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<ElementRange>& spans,
                            json* details) {
-  auto extent = [](const Span& s) {
+  auto extent = [](const ElementRange& s) {
     return "[" + std::to_string(s.begin) + ", " + std::to_string(s.end) + ")";
   };
   uint64_t total = 0;
-  for (const Span& s : spans) total += s.size();
+  for (const ElementRange& s : spans) total += s.size();
   (*details)["elements"] = total;
   if (spans.size() == 1 && spans[0].begin == 0 && spans[0].end == n) {
     (*details)["region"] = "all";
@@ -64,7 +64,7 @@ std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Spa
     // Whole cores.
     std::vector<uint64_t> cores;
     bool whole = true;
-    for (const Span& s : spans) {
+    for (const ElementRange& s : spans) {
       uint64_t at = s.begin;
       while (whole && at < s.end) {
         const Layout::Location l = p.Locate(at);
@@ -85,7 +85,7 @@ std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Spa
     // Whole tiles: each core's first or last ones.
     std::map<uint32_t, std::vector<uint64_t>> tiles;
     bool aligned = true;
-    for (const Span& s : spans) {
+    for (const ElementRange& s : spans) {
       uint64_t at = s.begin;
       while (aligned && at < s.end) {
         const Layout::Location l = p.Locate(at);
@@ -141,7 +141,7 @@ std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Spa
     const Layout& p = *plan;
     bool starts = true, ends = true;
     std::vector<uint64_t> which;
-    for (const Span& s : spans) {
+    for (const ElementRange& s : spans) {
       const Layout::Location l = p.Locate(s.begin);
       starts = starts && l.inside && s.begin == l.core_start && s.size() == spans[0].size() &&
                s.end < l.core_start + l.core_length;

@@ -18,7 +18,7 @@ namespace leaky::tools {
 // "the remainder of the even split [10000, 10007) (core 7)", "[k, n): from
 // core c tile t to the end", else a list of extents. `details` gets the
 // same facts (a "region" name and its numbers).
-std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Span>& spans,
+std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<ElementRange>& spans,
                            nlohmann::json* details);
 
 // "core 1 of 8, tile 3 of 4 (that core's tail tile)".

@@ -8,8 +8,8 @@ namespace leaky::tools {
 
 using json = nlohmann::json;
 
-std::vector<Span> SpansOf(const std::vector<Unwritten>& u) {
-  std::vector<Span> spans;
+std::vector<ElementRange> SpansOf(const std::vector<Unwritten>& u) {
+  std::vector<ElementRange> spans;
   for (const Unwritten& w : u) spans.push_back(w.span);
   return spans;
 }
@@ -47,11 +47,11 @@ std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>
   for (const Unwritten& w : unwritten) by_content[w.content].push_back(w);
   for (const auto& [content, list] : by_content) {
     json details;
-    const std::vector<Span> spans = SpansOf(list);
+    const std::vector<ElementRange> spans = SpansOf(list);
     const std::string region =
         DescribeRegion(s.in.plan ? &*s.in.plan : nullptr, s.n, spans, &details);
     details["content"] = content;
-    for (const Span& sp : spans) s.Explain(sp);
+    for (const ElementRange& sp : spans) s.Explain(sp);
     // The whole output equal to the input: the compute skipped (or, in place,
     // the kernel never ran); a region of it: a region never written in place.
     const bool input = (content == "the input" || content == "dy") && details["region"] == "all";
