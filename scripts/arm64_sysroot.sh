@@ -13,6 +13,7 @@ packages=(
   libhwy-dev libhwy1 libpthreadpool-dev libpthreadpool0
   libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9
+  libboost1.74-dev  # the 8-bit tests' exact reference (Boost.Multiprecision headers)
 )
 stamp="$root/.packages.sha256"
 sum=$(printf '%s\n' "${packages[@]}" | sha256sum | cut -d' ' -f1)

@@ -20,6 +20,10 @@ cpus=(
 # quick size sweep on 256-bit SVE, and the indexed kernels (random streams,
 # mask bits: 64 f32 lanes per vector) on 2048-bit SVE.
 quick_tests='^(Targets|Codecs|Conversions|ExhaustiveHalf|RandomWide|Executor|ThreadPool|IndexedOps|BiasAct|BiasActDropout|Philox|Rrelu|Prelu|EluAccuracy)[.]'
+# The 8-bit byte tables (TableLookupBytes per 128-bit block on NEON and on
+# every SVE width), with the suites of eight_bit_test that take under a
+# second on x86: its big quantized grids stay on x86 (minutes under QEMU).
+quick_tests+='|^EightBit(Fp8[.](LeakyReluForward|PlainReluForward|Prelu|RreluEval|PlainReluBackward)|Fp8Conversions[.].*|Quantized[.](InterleavedParameters|RreluEvalSlopeInDouble)|Errors[.].*|Reference[.].*)$'
 declare -A quick_filter=(
   [neon]="$quick_tests"
   [sve256]="$quick_tests|^KernelSizes[.]leaky_relu_(forward|backward)_Codec(F16|F32)\$"
