@@ -401,7 +401,7 @@ std::string LayerCharts(const Results& results, const tools::VegaScripts& script
                      " A row of panels per variant, a column per discriminator layer.</p>";
   const std::pair<PerLayer Row::*, std::string> measures[] = {
       {&Row::zero, "Fraction of activations exactly 0"},
-      {&Row::nonpos, "Fraction of activations <= 0"},
+      {&Row::nonpos, "Fraction of activations \u2264 0"},
       {&Row::dead, "Dead channels (never above 0 on the logged batch)"}};
   int index = 0;
   for (const auto& [field, title] : measures) {
