@@ -136,6 +136,15 @@ YScale ChooseY(const std::vector<std::pair<double, std::string>>& values, bool l
   for (const auto& v : values) sorted.push_back(v.first);
   std::sort(sorted.begin(), sorted.end());
   const double lowest = sorted.front(), highest = sorted.back();
+  // One value throughout (a flat line at 4 digits): a domain around it, or
+  // Vega draws a zero-height scale with a single misleading tick.
+  if (highest - lowest <= 1e-9 * std::max(1.0, std::fabs(highest))) {
+    const double half = std::max(0.01 * std::fabs(highest), 1e-3);
+    y.scale = {{"domain", {Round4(lowest - half), Round4(highest + half)}},
+               {"nice", true},
+               {"zero", false}};
+    return y;
+  }
   if (lowest > 0 && log) {
     y.scale = {{"type", "log"}};
     y.axis = {{"values", tools::LogTicks(lowest, highest)}, {"format", "~g"}};
@@ -230,9 +239,10 @@ void AddRows(const std::vector<Panel>& panels, const Curve& curve, const json& e
       row.update(extra);
       rows->push_back(std::move(row));
       const std::string at = variant->plan.name + ", step " + std::to_string(point.step);
-      values->emplace_back(point.mean, at);
-      values->emplace_back(point.low, at);
-      values->emplace_back(point.high, at);
+      // The scale is chosen from the values as drawn (rounded).
+      values->emplace_back(Round4(point.mean), at);
+      values->emplace_back(Round4(point.low), at);
+      values->emplace_back(Round4(point.high), at);
     }
   }
 }
