@@ -16,19 +16,7 @@
 namespace leaky::gan {
 namespace {
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+using tools::HtmlEscape;
 
 std::string Number(double v, const char* format = "%.4g") {
   if (!std::isfinite(v)) return "-";
@@ -59,10 +47,10 @@ std::string SummaryTable(const Results& results) {
   metrics.push_back({"step_ms", "ms/step"});
   std::ostringstream out;
   out << "<table><thead><tr><th>variant</th><th class=\"right\">seeds</th>";
-  for (const auto& m : metrics) out << "<th class=\"right\">" << Escape(m.second) << "</th>";
+  for (const auto& m : metrics) out << "<th class=\"right\">" << HtmlEscape(m.second) << "</th>";
   out << "<th class=\"right\">D loss per term</th></tr></thead><tbody>";
   for (const VariantResults& v : results.variants) {
-    out << "<tr><td>" << Escape(v.plan.name) << "</td><td class=\"num\">" << v.runs.size() << "</td>";
+    out << "<tr><td>" << HtmlEscape(v.plan.name) << "</td><td class=\"num\">" << v.runs.size() << "</td>";
     for (const auto& m : metrics) out << SummaryCell(v.summary.at(m.first));
     out << SummaryCell(v.summary.at("d_loss"), 0.5) << "</tr>";
   }
@@ -93,7 +81,7 @@ std::string LayerTable(const Results& results) {
   for (const VariantResults& v : results.variants) {
     std::string layers;
     for (const std::string& a : v.plan.layer_activations) layers += (layers.empty() ? "" : ", ") + a;
-    out << "<tr><td>" << Escape(v.plan.name) << "</td><td>" << Escape(layers)
+    out << "<tr><td>" << HtmlEscape(v.plan.name) << "</td><td>" << HtmlEscape(layers)
         << (v.plan.d_norm == "batch" ? " (batch norm)" : "") << "</td>";
     for (const PerLayer* values : {&v.final.sparsity_zero, &v.final.sparsity_nonpos, &v.final.dead_channels}) {
       for (size_t layer = 0; layer < 4; ++layer) {
@@ -115,11 +103,11 @@ std::string ClaimsTable(const std::vector<Claim>& claims) {
           "interval over seeds]</th><th>verdict</th></tr></thead><tbody>";
   for (const Claim& c : claims) {
     for (const ClaimSetting& s : c.settings) {
-      html << "<tr><td>" << Escape(c.text) << "</td><td>" << Escape(s.setting) << "</td><td>";
-      for (const ClaimPart& p : s.parts) html << Escape(ClaimPartText(p)) << "<br>";
-      html << "</td><td><b>" << Escape(s.verdict) << "</b></td></tr>";
+      html << "<tr><td>" << HtmlEscape(c.text) << "</td><td>" << HtmlEscape(s.setting) << "</td><td>";
+      for (const ClaimPart& p : s.parts) html << HtmlEscape(ClaimPartText(p)) << "<br>";
+      html << "</td><td><b>" << HtmlEscape(s.verdict) << "</b></td></tr>";
     }
-    html << "<tr><td></td><td><b>overall</b></td><td></td><td><b>" << Escape(c.verdict)
+    html << "<tr><td></td><td><b>overall</b></td><td></td><td><b>" << HtmlEscape(c.verdict)
          << "</b></td></tr>";
   }
   html << "</tbody></table><p class=\"note\">How each claim is measured, and the bounds (fixed "
@@ -143,7 +131,7 @@ std::string SampleGrids(const Results& results, const std::string& run_dir) {
       }
     }
     std::sort(images.begin(), images.end());
-    out << "<div class=\"grids\"><h3>" << Escape(v.plan.name) << "</h3>";
+    out << "<div class=\"grids\"><h3>" << HtmlEscape(v.plan.name) << "</h3>";
     for (const auto& [step, path] : images) {
       std::ifstream in(path, std::ios::binary);
       const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
@@ -160,12 +148,12 @@ std::string PrecisionSection(const Results& results) {
   const PrecisionTable& p = *results.precision;
   std::ostringstream out;
   out << "<p>LeakyReLU(" << Number(p.slope) << ") applied to the discriminator's "
-      << "layer-2 pre-activations (" << Escape(p.source)
+      << "layer-2 pre-activations (" << HtmlEscape(p.source)
       << "), compared with the exact product of the f32 input and the slope.</p><table><thead><tr>"
          "<th>format</th><th>negative inputs</th><th>flushed to exactly 0</th><th>max rel. "
          "error</th><th>mean rel. error</th></tr></thead><tbody>";
   for (const PrecisionRow& r : p.rows) {
-    out << "<tr><td>" << Escape(r.format) << "</td><td class=\"num\">" << r.negatives
+    out << "<tr><td>" << HtmlEscape(r.format) << "</td><td class=\"num\">" << r.negatives
         << "</td><td class=\"num\">" << r.flushed_to_zero << "</td><td class=\"num\">"
         << Number(r.max_relative_error, "%.3g") << "</td><td class=\"num\">"
         << Number(r.mean_relative_error, "%.3g") << "</td></tr>";
@@ -197,7 +185,7 @@ std::string RenderReport(const Results& results, const std::string& run_dir,
   const Study& study = results.study;
   std::ostringstream html;
   html << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>leaky GAN lab: "
-       << Escape(study.name) << "</title><style>"
+       << HtmlEscape(study.name) << "</title><style>"
        << "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1280px;color:#222;"
        << "padding:0 12px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;"
        << "padding:4px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
@@ -205,11 +193,11 @@ std::string RenderReport(const Results& results, const std::string& run_dir,
        << ".group{border-left:2px solid #999}.grids figure{display:inline-block;margin:4px}"
        << ".grids img{image-rendering:pixelated;width:240px}.note{color:#555;max-width:70em}</style>"
        << tools::VegaHead(scripts) << "</head><body>";
-  html << "<h1>GAN lab: " << Escape(study.name) << "</h1><p>Data: <b>" << Escape(study.dataset)
+  html << "<h1>GAN lab: " << HtmlEscape(study.name) << "</h1><p>Data: <b>" << HtmlEscape(study.dataset)
        << "</b>, " << study.steps << " steps, batch " << study.batch << ", " << study.seeds
        << " seed(s), " << study.threads << " thread(s). Layers a variant does "
-       << "not choose use " << Escape(study.base_activation) << ".</p>"
-       << "<p class=\"note\">Models: " << Escape(study.models) << "</p>";
+       << "not choose use " << HtmlEscape(study.base_activation) << ".</p>"
+       << "<p class=\"note\">Models: " << HtmlEscape(study.models) << "</p>";
   if (study.classifier) {
     const ClassifierInfo& c = *study.classifier;
     html << "<p class=\"note\">Quality classifier: trained on " << c.train_digits
@@ -228,10 +216,10 @@ std::string RenderReport(const Results& results, const std::string& run_dir,
          << " run(s) missing";
     if (!p.missing_shards.empty()) {
       html << ", from shard(s)";
-      for (const std::string& s : p.missing_shards) html << " " << Escape(s);
+      for (const std::string& s : p.missing_shards) html << " " << HtmlEscape(s);
     }
     html << ":";
-    for (const std::string& r : p.missing_runs) html << " " << Escape(r) << ";";
+    for (const std::string& r : p.missing_runs) html << " " << HtmlEscape(r) << ";";
     html << "</b></p>";
   }
   if (study.threads_per_part) {
@@ -253,7 +241,7 @@ std::string RenderReport(const Results& results, const std::string& run_dir,
       html << ", quartiles " << Number((*s.ratio_quartiles)[0], "%.3f") << " to "
            << Number((*s.ratio_quartiles)[1], "%.3f");
     }
-    html << "; " << Escape(s.what) << ").</p>";
+    html << "; " << HtmlEscape(s.what) << ").</p>";
   }
   html << "<h2>Summary</h2>" << SummaryTable(results);
   if (results.claims) {

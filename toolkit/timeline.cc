@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "vega.h"
+
 namespace leaky::tools {
 
 Timeline ModelTimeline(const Layout& layout, uint32_t buffers, double copy_bytes_per_ns,
@@ -60,29 +62,6 @@ double NiceStep(double span, int ticks) {
   return 10 * power;
 }
 
-std::string Escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint32_t max_cores) {
@@ -116,7 +95,7 @@ std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint
                 "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
                 "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
                 "<text x=\"8\" y=\"18\" font-size=\"13\" font-weight=\"bold\">%s</text>\n",
-                width, height, width, height, Escape(title).c_str());
+                width, height, width, height, HtmlEscape(title).c_str());
   svg += buffer;
   std::string caption =
       total > shown.size() ? std::to_string(shown.size()) + " slowest of " + std::to_string(total) +
@@ -126,7 +105,7 @@ std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint
   caption += "; the slowest, core " + std::to_string(timeline.slowest_core) + ", sets the time (" +
              std::to_string(timeline.buffers) + " buffer(s))";
   std::snprintf(buffer, sizeof(buffer), "<text x=\"8\" y=\"34\" fill=\"#444\">%s</text>\n",
-                Escape(caption).c_str());
+                HtmlEscape(caption).c_str());
   svg += buffer;
   // The legend: each swatch directly left of its own label.
   const char* colors[] = {"#4e79a7", "#f28e2b", "#59a14f"};

@@ -39,6 +39,8 @@ std::string JsonSafe(const nlohmann::json& value) {
   return out;
 }
 
+}  // namespace
+
 std::string HtmlEscape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -61,8 +63,6 @@ std::string HtmlEscape(const std::string& s) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string DefaultVegaDir() {
   if (const char* env = std::getenv("LEAKY_VEGA_DIR"); env != nullptr && *env != '\0') return env;

@@ -36,6 +36,9 @@ std::string VegaHead(const VegaScripts& scripts);
 std::string VegaChart(const VegaScripts& scripts, const std::string& id,
                       const nlohmann::json& spec);
 
+// `text` safe in HTML and SVG text and attributes (<, >, &, ").
+std::string HtmlEscape(const std::string& text);
+
 // 1, 2, 5 times the powers of ten within [low, high] (low > 0): a log
 // axis's tick values.
 nlohmann::json LogTicks(double low, double high);
