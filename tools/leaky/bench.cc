@@ -475,15 +475,18 @@ bool WriteChart(const Results& results, const fs::path& path, std::string* missi
   json domain = json::array(), range = json::array();
   const char* colours[] = {"#d62728", "#ff9896", "#e377c2", "#1f77b4",
                            "#2ca02c", "#9467bd", "#8c564b", "#000000"};
+  // The contenders this run measured, each in its fixed colour.
   for (size_t c = 0; c < kContenders.size(); ++c) {
-    domain.push_back(kContenders[c] + (kContenders[c] == "stream_copy" ? " (limit)" : ""));
+    const std::string name = kContenders[c] + (kContenders[c] == "stream_copy" ? " (limit)" : "");
+    if (std::none_of(rows.begin(), rows.end(), [&](const json& r) { return r["contender"] == name; })) continue;
+    domain.push_back(name);
     range.push_back(colours[c]);
   }
   const json x = {{"field", "elements"}, {"type", "quantitative"}, {"scale", {{"type", "log"}, {"base", 2}}},
                   {"axis", {{"values", sizes}, {"labelExpr", "datum.value >= 1048576 ? datum.value / 1048576 + 'Mi' : datum.value >= 1024 ? datum.value / 1024 + 'Ki' : datum.value"}, {"title", "elements"}}}};
   const json colour = {{"field", "contender"}, {"type", "nominal"}, {"scale", {{"domain", domain}, {"range", range}}},
                        {"title", "contender"},
-                       {"legend", {{"symbolType", "stroke"}, {"symbolStrokeWidth", 2}}}};
+                       {"legend", {{"symbolType", "stroke"}, {"symbolStrokeWidth", 2}, {"symbolOpacity", 1}}}};
   // The limit dashed, as in the table's "/limit" column: not a contender.
   const json dash = {{"condition", {{"test", "datum.contender === 'stream_copy (limit)'"}, {"value", {6, 4}}}},
                      {"value", {1, 0}}};
