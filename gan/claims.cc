@@ -292,8 +292,11 @@ std::string ClaimPartText(const ClaimPart& part) {
     return c->what + ": " + std::to_string(c->count) + " of " + std::to_string(c->of);
   }
   const auto& p = std::get<IntervalPart>(part);
-  std::string text = p.what + ": " + Format(p.mean) + " [" + Format(p.ci_low) + ", " +
-                     Format(p.ci_high) + "], n=" + std::to_string(p.n);
+  // One seed has no interval: "[x, x]" would read as a certain value.
+  std::string text = p.what + ": " + Format(p.mean) +
+                     (p.n < 2 ? " (1 seed: no interval)"
+                              : " [" + Format(p.ci_low) + ", " + Format(p.ci_high) + "], n=" +
+                                    std::to_string(p.n));
   if (p.sign_test) {
     char buffer[96];
     std::snprintf(buffer, sizeof(buffer), "; sign test %d+ %d-, p = %.3g", p.sign_test->positive,

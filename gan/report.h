@@ -1,5 +1,6 @@
-// report.html: one self-contained page (inline SVG charts, PNGs as data
-// URIs, no scripts or network) from the results and the run directory.
+// report.html: one self-contained page from the results and the run
+// directory: tables, Vega-Lite charts (gan/charts.h; the charting scripts
+// inlined, toolkit/vega.h), PNGs as data URIs; nothing from the network.
 #ifndef LEAKY_GAN_REPORT_H_
 #define LEAKY_GAN_REPORT_H_
 
@@ -8,10 +9,14 @@
 #include <vector>
 
 #include "records.h"
+#include "vega.h"
 
 namespace leaky::gan {
 
-std::string RenderReport(const Results& results, const std::string& run_dir);
+// Without the charting scripts (`scripts.missing`), the page has every
+// table and sample and says in place of each chart section how to fetch them.
+std::string RenderReport(const Results& results, const std::string& run_dir,
+                         const tools::VegaScripts& scripts);
 
 // `bytes` in Base64 (the report's images are data URIs).
 std::string Base64(const std::vector<uint8_t>& bytes);

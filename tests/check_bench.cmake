@@ -1,7 +1,9 @@
 # Runs `leaky bench` on a few small cases and checks what it writes (never a
 # timing): valid JSON with every contender asked for, medians inside their
 # quartiles, a sample per round in the raw file, no verdict from too few
-# rounds, and that docs/design.md shows the targets' table the CLI checks.
+# rounds, the chart page, and that docs/design.md shows the targets' table
+# the CLI checks.
+file(REMOVE_RECURSE ${OUT})
 execute_process(COMMAND ${LEAKY} bench --quick --filter "/f32/fwd/(4096|1048576)/" --rounds 3
   --min-time 0.01 --out ${OUT} RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
 if(NOT status EQUAL 0)
@@ -72,12 +74,15 @@ foreach(i RANGE ${last})
     message(FATAL_ERROR "${name} ran in group ${group}, not ${expected}")
   endif()
 endforeach()
-if(NOT EXISTS ${OUT}/bench.svg)
-  message(FATAL_ERROR "no plot written")
-endif()
-file(READ ${OUT}/bench.svg svg)
-if(NOT svg MATCHES "<polyline")
-  message(FATAL_ERROR "the plot has no lines")
+# The chart page, where the charting scripts are fetched (charts_render
+# renders it); else no page and one line of how to fetch them.
+if(EXISTS ${OUT}/bench.html)
+  file(READ ${OUT}/bench.html page)
+  if(NOT page MATCHES "vegaEmbed\\('#f32-forward'")
+    message(FATAL_ERROR "bench.html has no chart")
+  endif()
+elseif(NOT errors MATCHES "scripts/fetch_vega.sh")
+  message(FATAL_ERROR "no bench.html and no word of why:\n${errors}")
 endif()
 # One table of targets: docs/design.md shows what `leaky bench --targets`
 # prints, between its two markers.

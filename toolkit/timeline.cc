@@ -1,7 +1,11 @@
 #include "timeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <string>
+
+#include "vega.h"
 
 namespace leaky::tools {
 
@@ -27,7 +31,8 @@ Timeline ModelTimeline(const Layout& layout, uint32_t buffers, double copy_bytes
       double ready = i > 0 ? c.tiles[i - 1].copy_in.end : 0;
       if (i >= buffers) ready = std::max(ready, c.tiles[i - buffers].copy_out.end);
       tile.copy_in = {ready, ready + in};
-      const double compute_start = std::max(tile.copy_in.end, i > 0 ? c.tiles[i - 1].compute.end : 0);
+      const double compute_start =
+          std::max(tile.copy_in.end, i > 0 ? c.tiles[i - 1].compute.end : 0);
       tile.compute = {compute_start, compute_start + compute};
       const double out_start = std::max(tile.compute.end, i > 0 ? c.tiles[i - 1].copy_out.end : 0);
       tile.copy_out = {out_start, out_start + out};
@@ -44,31 +49,102 @@ Timeline ModelTimeline(const Layout& layout, uint32_t buffers, double copy_bytes
   return t;
 }
 
+namespace {
+
+// A tick step of 1, 2 or 5 times a power of ten giving at most `ticks`
+// intervals over `span`.
+double NiceStep(double span, int ticks) {
+  const double raw = span / ticks;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * power >= raw) return m * power;
+  }
+  return 10 * power;
+}
+
+}  // namespace
+
 std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint32_t max_cores) {
-  const uint32_t shown = std::min<uint32_t>(max_cores, static_cast<uint32_t>(timeline.cores.size()));
-  const double width = 960, left = 80, lane = 10, row = 3 * lane + 12, top = 40;
-  const double scale = timeline.makespan > 0 ? (width - left - 20) / timeline.makespan : 0;
-  const double height = top + shown * row + 30;
+  const uint32_t total = static_cast<uint32_t>(timeline.cores.size());
+  // The slowest cores set the time: when not all fit, those are drawn
+  // (the slowest always), in core order, and the caption counts the rest.
+  std::vector<uint32_t> shown(total);
+  for (uint32_t i = 0; i < total; ++i) shown[i] = i;
+  if (total > max_cores) {
+    std::stable_sort(shown.begin(), shown.end(), [&](uint32_t a, uint32_t b) {
+      return timeline.cores[a].end > timeline.cores[b].end;
+    });
+    shown.resize(max_cores);
+    std::sort(shown.begin(), shown.end());
+  }
+  const double width = 960, left = 120, right = 30, lane = 10, row = 3 * lane + 8, top = 66;
+  const double plot_width = width - left - right;
+  const double span = timeline.makespan > 0 ? timeline.makespan : 1;
+  // Microseconds once the labels would need five digits of nanoseconds.
+  const bool micro = span >= 10000;
+  const double unit = micro ? 1000 : 1;
+  const double step = NiceStep(span / unit, 8) * unit;
+  const double axis_end = std::ceil(span / step - 1e-9) * step;
+  const double scale = plot_width / axis_end;
+  const double plot_bottom = top + static_cast<double>(shown.size()) * row;
+  const double height = plot_bottom + 44;
   std::string svg;
-  char buffer[512];
+  char buffer[768];
   std::snprintf(buffer, sizeof(buffer),
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-                "font-family=\"sans-serif\" font-size=\"11\">\n"
-                "<text x=\"8\" y=\"18\" font-size=\"13\">%s</text>\n"
-                "<text x=\"8\" y=\"32\">copy-in</text><rect x=\"60\" y=\"24\" width=\"12\" "
-                "height=\"8\" fill=\"#4e79a7\"/><text x=\"80\" y=\"32\">compute</text><rect "
-                "x=\"132\" y=\"24\" width=\"12\" height=\"8\" fill=\"#f28e2b\"/><text x=\"152\" "
-                "y=\"32\">copy-out</text><rect x=\"204\" y=\"24\" width=\"12\" height=\"8\" "
-                "fill=\"#59a14f\"/>\n",
-                width, height, title.c_str());
+                "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
+                "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+                "<text x=\"8\" y=\"18\" font-size=\"13\" font-weight=\"bold\">%s</text>\n",
+                width, height, width, height, HtmlEscape(title).c_str());
   svg += buffer;
+  std::string caption =
+      total > shown.size() ? std::to_string(shown.size()) + " slowest of " + std::to_string(total) +
+                                 " cores drawn; " + std::to_string(total - shown.size()) + " of " +
+                                 std::to_string(total) + " cores not drawn (the fastest)"
+                           : "all " + std::to_string(total) + " cores drawn";
+  caption += "; the slowest, core " + std::to_string(timeline.slowest_core) + ", sets the time (" +
+             std::to_string(timeline.buffers) + " buffer(s))";
+  std::snprintf(buffer, sizeof(buffer), "<text x=\"8\" y=\"34\" fill=\"#444\">%s</text>\n",
+                HtmlEscape(caption).c_str());
+  svg += buffer;
+  // The legend: each swatch directly left of its own label.
   const char* colors[] = {"#4e79a7", "#f28e2b", "#59a14f"};
   const char* names[] = {"copy-in", "compute", "copy-out"};
-  for (uint32_t k = 0; k < shown; ++k) {
-    const CoreTimeline& core = timeline.cores[k];
-    const double y = top + k * row;
-    std::snprintf(buffer, sizeof(buffer), "<text x=\"8\" y=\"%.1f\">core %u</text>\n", y + 2 * lane,
-                  core.core);
+  svg += "<g class=\"legend\">\n";
+  double x = 8;
+  for (int s = 0; s < 3; ++s) {
+    std::snprintf(
+        buffer, sizeof(buffer),
+        "<rect x=\"%.0f\" y=\"43\" width=\"12\" height=\"10\" fill=\"%s\"/><text x=\"%.0f\" "
+        "y=\"52\">%s</text>\n",
+        x, colors[s], x + 16, names[s]);
+    svg += buffer;
+    x += 16 + 7.0 * static_cast<double>(std::string(names[s]).size()) + 18;
+  }
+  svg += "</g>\n";
+  // The time axis: gridlines and labels at 1-2-5 steps.
+  svg += "<g class=\"axis\">\n";
+  const int ticks = static_cast<int>(std::lround(axis_end / step));
+  for (int i = 0; i <= ticks; ++i) {
+    const double t = i * step, tx = left + t * scale;
+    std::snprintf(buffer, sizeof(buffer),
+                  "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
+                  "<text class=\"tick\" x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g</text>\n",
+                  tx, tx, top - 4, plot_bottom + 4, tx, plot_bottom + 16, t / unit);
+    svg += buffer;
+  }
+  std::snprintf(buffer, sizeof(buffer),
+                "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">time from launch (%s)</text>\n"
+                "</g>\n",
+                left + plot_width / 2, plot_bottom + 34, micro ? "\xc2\xb5s" : "ns");
+  svg += buffer;
+  for (size_t k = 0; k < shown.size(); ++k) {
+    const CoreTimeline& core = timeline.cores[shown[k]];
+    const double y = top + static_cast<double>(k) * row;
+    const bool slowest = core.core == timeline.slowest_core;
+    std::snprintf(buffer, sizeof(buffer), "<text x=\"8\" y=\"%.1f\"%s>core %u%s</text>\n",
+                  y + 2 * lane, slowest ? " font-weight=\"bold\"" : "", core.core,
+                  slowest ? " (slowest)" : "");
     svg += buffer;
     for (const TileTimes& tile : core.tiles) {
       const Span spans[] = {tile.copy_in, tile.compute, tile.copy_out};
@@ -85,11 +161,7 @@ std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint
       }
     }
   }
-  std::snprintf(buffer, sizeof(buffer),
-                "<text x=\"%.0f\" y=\"%.0f\">0</text><text x=\"%.0f\" y=\"%.0f\" "
-                "text-anchor=\"end\">%.0f ns</text>\n</svg>\n",
-                left, height - 8, width - 20, height - 8, timeline.makespan);
-  svg += buffer;
+  svg += "</svg>\n";
   return svg;
 }
 

@@ -45,7 +45,9 @@ Timeline ModelTimeline(const Layout& layout, uint32_t buffers, double copy_bytes
                        double elements_per_ns);
 
 // A self-contained SVG Gantt chart: per core, three lanes (copy-in,
-// compute, copy-out); at most `max_cores` cores drawn.
+// compute, copy-out), a legend, a time axis with 1-2-5 ticks. Every core
+// when there are at most `max_cores`, else the `max_cores` slowest (the
+// slowest always), the caption saying how many are not drawn.
 std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint32_t max_cores);
 
 }  // namespace leaky::tools

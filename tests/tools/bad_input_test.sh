@@ -85,6 +85,7 @@ refused 2 "$work/g is a directory, not a golden file" "$leaky" check "$work/g" -
 refused 2 "--golden $work/file.txt is a file" "$leaky" check "$work/g/golden.bin" --golden "$work/file.txt"
 refused 2 "--out $work/file.txt is a file, not a directory" "$leaky" golden --out "$work/file.txt"
 refused 2 "$work/g is a directory, not an SVG file" "$leaky" plan --elems 100 --timeline --svg "$work/g"
+refused 2 "cannot write $work/none/t.svg" "$leaky" plan --elems 100 --timeline --svg "$work/none/t.svg"
 mkdir -p "$work/broken/golden.json" && cp "$work/g/"*.bin "$work/broken/"
 refused 2 "$work/broken/golden.json is a directory, not a golden file" "$leaky" check "$work/g/golden.bin" \
   --golden "$work/broken"
@@ -239,6 +240,8 @@ if [ "$with_gan" = gan ]; then
   refused 2 "is a directory, not a raw f32 file" "$leaky" precision "$work"
   refused 2 "is a directory, not a JSON file" "$leaky" precision "$work/pre.f32" --json "$work"
   refused 2 "--slope must be a finite number" "$leaky" precision "$work/pre.f32" --slope nan
+  refused 2 "$work/none has no results.json" "$leaky" gan report "$work/none"
+  refused 2 "is a directory, not an HTML file" "$leaky" gan report "$work/none" --out "$work"
 else
   echo "skipped: this leaky has no gan command"
 fi

@@ -1,8 +1,8 @@
 // `leaky bench`: runs leaky-bench (the peers are linked there only), which
 // times every benchmark in interleaved rounds, then prints medians with
 // their spread, paired ratios, the performance targets' verdicts and
-// warnings when the machine was busy, and writes summary JSON and an SVG
-// plot next to the raw samples. The method and the targets are in
+// warnings when the machine was busy, and writes summary JSON and a
+// Vega-Lite chart page (bench.html) next to the raw samples. The method and the targets are in
 // docs/design.md ("Performance targets"); the targets' table there is
 // `leaky bench --targets`, checked by the bench_writes_json test.
 #include <unistd.h>
@@ -22,6 +22,7 @@
 
 #include "cli_checks.h"
 #include "commands.h"
+#include "vega.h"
 
 namespace leaky::tools {
 namespace {
@@ -450,63 +451,73 @@ json Warnings(const json& raw, const Results& results) {
   return warnings;
 }
 
-// Median GB/s: key -> contender -> GB/s (the plot).
-using Medians = std::map<Key, std::map<std::string, double>>;
-
-// Median GB/s against size (log x) for f32 forward, one panel per thread count.
-void WritePlot(const Medians& results, const std::vector<int>& thread_counts,
-               const fs::path& path) {
-  const double width = 560, height = 360, left = 60, right = 150, top = 30, bottom = 50;
-  const char* colors[] = {"#d62728", "#ff9896", "#e377c2", "#1f77b4",
-                          "#2ca02c", "#9467bd", "#8c564b", "#000000"};
-  std::ofstream svg(path);
-  svg << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width * static_cast<double>(thread_counts.size())
-      << "' height='" << height << "' font-family='sans-serif' font-size='11'>\n";
-  for (size_t panel = 0; panel < thread_counts.size(); ++panel) {
-    const int t = thread_counts[panel];
-    std::vector<std::pair<long long, std::map<std::string, double>>> points;
-    double max_gbps = 1;
-    for (const auto& [key, values] : results) {
-      if (key.dtype == "f32" && key.mode == "fwd" && key.threads == t) {
-        points.emplace_back(key.elements, values);
-        for (const auto& [c, v] : values) max_gbps = std::max(max_gbps, v);
-      }
-    }
-    if (points.size() < 2) continue;
-    const double x0 = static_cast<double>(panel) * width + left, plot_w = width - left - right,
-                 plot_h = height - top - bottom;
-    const double lmin = std::log2(static_cast<double>(points.front().first));
-    const double lmax = std::log2(static_cast<double>(points.back().first));
-    auto X = [&](long long n) { return x0 + (std::log2(static_cast<double>(n)) - lmin) / (lmax - lmin) * plot_w; };
-    auto Y = [&](double v) { return top + plot_h - v / max_gbps * plot_h; };
-    svg << "<text x='" << x0 << "' y='18' font-size='13'>f32 forward, " << t
-        << " thread(s): GB/s (read + written) vs elements</text>\n";
-    svg << "<rect x='" << x0 << "' y='" << top << "' width='" << plot_w << "' height='" << plot_h
-        << "' fill='none' stroke='#888'/>\n";
-    for (const auto& [n, values] : points) {
-      svg << "<text x='" << X(n) - 12 << "' y='" << top + plot_h + 15 << "'>" << SizeLabel(n)
-          << "</text>\n";
-    }
-    for (int g = 0; g <= 4; ++g) {
-      const double v = max_gbps * g / 4;
-      svg << "<text x='" << x0 - 40 << "' y='" << Y(v) + 4 << "'>" << Format(v, "%.0f")
-          << "</text>\n";
-    }
-    for (size_t c = 0; c < kContenders.size(); ++c) {
-      std::ostringstream line;
-      for (const auto& [n, values] : points) {
-        auto it = values.find(kContenders[c]);
-        if (it != values.end()) line << X(n) << "," << Y(it->second) << " ";
-      }
-      if (line.str().empty()) continue;
-      const bool limit = kContenders[c] == "stream_copy";
-      svg << "<polyline fill='none' stroke='" << colors[c] << "' stroke-width='" << (c == 0 ? 2.5 : 1.5)
-          << "'" << (limit ? " stroke-dasharray='6,4'" : "") << " points='" << line.str() << "'/>\n";
-      svg << "<text x='" << x0 + plot_w + 10 << "' y='" << top + 15 + 15 * static_cast<double>(c) << "' fill='" << colors[c]
-          << "'>" << kContenders[c] << (limit ? " (limit)" : "") << "</text>\n";
+// Median GB/s against size (log x) for f32 forward, a panel per thread
+// count and a line per contender: bench.html (toolkit/vega.h). Without the
+// charting scripts, no page: `missing` says how to fetch them.
+bool WriteChart(const Results& results, const fs::path& path, std::string* missing) {
+  const VegaScripts scripts = LoadVegaScripts(DefaultVegaDir());
+  if (!scripts.ok()) {
+    *missing = scripts.missing;
+    std::error_code error;
+    fs::remove(path, error);  // an earlier run's page would show its numbers as this run's
+    return false;
+  }
+  json rows = json::array(), sizes = json::array();
+  for (const auto& [key, values] : results) {
+    if (key.dtype != "f32" || key.mode != "fwd") continue;
+    if (std::find(sizes.begin(), sizes.end(), key.elements) == sizes.end()) sizes.push_back(key.elements);
+    for (const auto& [contender, series] : values) {
+      const Spread s = Summarize(series.gbps);
+      if (!s.ok()) continue;
+      rows.push_back({{"contender", contender + (contender == "stream_copy" ? " (limit)" : "")},
+                      {"elements", key.elements}, {"size", SizeLabel(key.elements)},
+                      {"threads", std::to_string(key.threads) + " thread(s)"}, {"gbps", s.median},
+                      {"q1", s.q1}, {"q3", s.q3}});
     }
   }
-  svg << "</svg>\n";
+  json domain = json::array(), range = json::array();
+  const char* colours[] = {"#d62728", "#ff9896", "#e377c2", "#1f77b4",
+                           "#2ca02c", "#9467bd", "#8c564b", "#000000"};
+  // The contenders this run measured, each in its fixed colour.
+  for (size_t c = 0; c < kContenders.size(); ++c) {
+    const std::string name = kContenders[c] + (kContenders[c] == "stream_copy" ? " (limit)" : "");
+    if (std::none_of(rows.begin(), rows.end(), [&](const json& r) { return r["contender"] == name; })) continue;
+    domain.push_back(name);
+    range.push_back(colours[c]);
+  }
+  const json x = {{"field", "elements"}, {"type", "quantitative"}, {"scale", {{"type", "log"}, {"base", 2}}},
+                  {"axis", {{"values", sizes}, {"labelExpr", "datum.value >= 1048576 ? datum.value / 1048576 + 'Mi' : datum.value >= 1024 ? datum.value / 1024 + 'Ki' : datum.value"}, {"title", "elements"}}}};
+  const json colour = {{"field", "contender"}, {"type", "nominal"}, {"scale", {{"domain", domain}, {"range", range}}},
+                       {"title", "contender"},
+                       {"legend", {{"symbolType", "stroke"}, {"symbolStrokeWidth", 2}, {"symbolOpacity", 1}}}};
+  // The limit dashed, as in the table's "/limit" column: not a contender.
+  const json dash = {{"condition", {{"test", "datum.contender === 'stream_copy (limit)'"}, {"value", {6, 4}}}},
+                     {"value", {1, 0}}};
+  const json spec = {
+      {"title", {{"text", "f32 forward: GB/s (read + written) against size"},
+                 {"subtitle", "median over rounds; bars: the quartiles"}, {"anchor", "start"}}},
+      {"data", {{"values", rows}}},
+      {"facet", {{"column", {{"field", "threads"}, {"type", "nominal"}, {"title", nullptr}}}}},
+      {"spec",
+       {{"width", 360}, {"height", 240},
+        {"layer", json::array({
+            {{"mark", {{"type", "rule"}, {"opacity", 0.5}}},
+             {"encoding", {{"x", x}, {"y", {{"field", "q1"}, {"type", "quantitative"}}}, {"y2", {{"field", "q3"}}},
+                           {"color", colour}}}},
+            {{"mark", {{"type", "line"}, {"point", true}}},
+             {"encoding", {{"x", x},
+                           {"y", {{"field", "gbps"}, {"type", "quantitative"}, {"title", "GB/s"}}},
+                           {"color", colour},
+                           {"strokeDash", dash},
+                           {"tooltip", json::array({{{"field", "contender"}}, {{"field", "size"}},
+                                                    {{"field", "gbps"}, {"format", ".1f"}}})}}}}})}}}};
+  std::ofstream page(path);
+  page << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>leaky bench</title>"
+       << VegaHead(scripts) << "<style>body{font:14px/1.45 system-ui,sans-serif;margin:24px}</style>"
+       << "</head><body><h1>leaky bench</h1><p>The numbers and the targets' verdicts: bench.json "
+       << "beside this page (docs/design.md, \"Performance targets\", has the method).</p>"
+       << VegaChart(scripts, "f32-forward", spec) << "</body></html>\n";
+  return static_cast<bool>(page);
 }
 
 // `text` as one shell word.
@@ -633,13 +644,14 @@ int RunBench(const Settings& settings) {
                   {"rows", SummarizeRows(results)},
                   {"targets", targets}};
   std::ofstream(out / "bench.json") << summary.dump(2) << "\n";
-  Medians medians;
-  for (const auto& [key, values] : results) {
-    for (const auto& [contender, series] : values) medians[key][contender] = Summarize(series.gbps).median;
+  std::string missing;
+  if (WriteChart(results, out / "bench.html", &missing)) {
+    std::printf("\nwrote %s, %s, %s\n", (out / "bench.json").c_str(), (out / "bench.html").c_str(),
+                raw_path.c_str());
+  } else {
+    std::printf("\nwrote %s, %s\n", (out / "bench.json").c_str(), raw_path.c_str());
+    std::fprintf(stderr, "%s\n", missing.c_str());
   }
-  WritePlot(medians, thread_counts, out / "bench.svg");
-  std::printf("\nwrote %s, %s, %s\n", (out / "bench.json").c_str(), (out / "bench.svg").c_str(),
-              raw_path.c_str());
   return 0;
 }
 
@@ -649,7 +661,7 @@ void AddBenchCommand(CLI::App& app, std::function<int()>& run) {
   auto settings = std::make_shared<Settings>();
   auto* command = app.add_subcommand(
       "bench", "Benchmark against oneDNN, XNNPACK and the memory limits in interleaved rounds; "
-               "table, verdicts, JSON, SVG");
+               "table, verdicts, JSON, a chart page");
   DirectoryPath(
       command->add_option("--out", settings->out_dir, "Output directory")->capture_default_str(),
       /*must_exist=*/false);

@@ -20,6 +20,7 @@
 #include "results_json.h"
 #include "speed_check.h"
 #include "tables.h"
+#include "vega.h"
 
 namespace leaky::tools {
 namespace {
@@ -132,13 +133,45 @@ void AddTableCommand(CLI::App& gan_cmd, std::function<int()>& run) {
   });
 }
 
+// `leaky gan report DIR`: report.html written again from DIR/results.json
+// (and the sample grids in DIR's variant folders, when there), e.g. after
+// the report's layout changed; results.json is only read.
+void AddReportCommand(CLI::App& gan_cmd, std::function<int()>& run) {
+  auto* cmd = gan_cmd.add_subcommand(
+      "report", "write a run folder's report.html again from its results.json");
+  auto dir = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("dir", *dir, "run folder with results.json")->required();
+  NotADirectory(cmd->add_option("--out", *out, "the page to write (default: DIR/report.html)"),
+                "an HTML file");
+  cmd->callback([dir, out, &run] {
+    run = [dir, out] {
+      const gan::Results results = gan::ReadResults(*dir);
+      const std::string path = out->empty() ? (std::filesystem::path(*dir) / "report.html").string() : *out;
+      const tools::VegaScripts scripts = tools::LoadVegaScripts(tools::DefaultVegaDir());
+      std::ofstream page(path);
+      if (!page) throw std::runtime_error("cannot write " + path);
+      page << gan::RenderReport(results, *dir, scripts);
+      page.close();
+      if (!page) throw std::runtime_error("could not write all of " + path);
+      std::printf("wrote %s\n", path.c_str());
+      if (!scripts.ok()) std::fprintf(stderr, "%s\n", scripts.missing.c_str());
+      return 0;
+    };
+  });
+}
+
 }  // namespace
 
 void WriteResults(const gan::Results& results, const std::filesystem::path& dir) {
   std::ofstream(dir / "results.json") << gan::ToJson(results).dump(1) << "\n";
-  std::ofstream(dir / "report.html") << gan::RenderReport(results, dir.string());
+  // Without the charting scripts the report still has its tables and
+  // samples; it and this line say how to fetch them.
+  const tools::VegaScripts scripts = tools::LoadVegaScripts(tools::DefaultVegaDir());
+  std::ofstream(dir / "report.html") << gan::RenderReport(results, dir.string(), scripts);
   std::printf("wrote %s and %s\n", (dir / "results.json").string().c_str(),
               (dir / "report.html").string().c_str());
+  if (!scripts.ok()) std::fprintf(stderr, "%s\n", scripts.missing.c_str());
   PrintFinals(results);
 }
 
@@ -150,9 +183,10 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   AddMergeCommand(*cmd, run);
   AddClaimsCommand(*cmd, run);
   AddTableCommand(*cmd, run);
+  AddReportCommand(*cmd, run);
   cmd->callback([o, cmd, &run] {
     if (cmd->got_subcommand("merge") || cmd->got_subcommand("claims") ||
-        cmd->got_subcommand("table")) {
+        cmd->got_subcommand("table") || cmd->got_subcommand("report")) {
       return;
     }
     run = [o] {
