@@ -62,6 +62,8 @@ enum class Mode {
   kRreluForward,           // training, no noise output
   kBiasActDropoutForward,  // f32 [outer, 64 channels, inner]: bias, LeakyReLU(0.2), gain, p = 0.1
   kQu8Forward,             // LeakyReLU(0.1) on qu8 (eight_bit.h): type "qu8", mode "fwd"
+  kQu8Epilogue,            // the conv epilogue: int32 [1, 64 channels, inner] + bias, LeakyReLU,
+                           // per-channel requantization to qu8: type "qu8", mode "epilogue"
 };
 const char* ModeName(Mode m) {
   switch (m) {
@@ -74,6 +76,7 @@ const char* ModeName(Mode m) {
     case Mode::kRreluForward: return "rrelu_fwd";
     case Mode::kBiasActDropoutForward: return "bias_act_dropout_fwd";
     case Mode::kQu8Forward: return "fwd";
+    case Mode::kQu8Epilogue: return "epilogue";
   }
   return "?";
 }
@@ -185,6 +188,25 @@ void StreamChunk(void* context, size_t chunk) {
   _mm_sfence();
 }
 
+// The epilogue's limit: reads 4 bytes and writes 1 per element (bytes is
+// the output's), narrowing with two saturating packs per 32 output bytes.
+void StreamNarrowChunk(void* context, size_t chunk) {
+  const auto& job = *static_cast<const StreamJob*>(context);
+  const size_t per = job.bytes / job.chunks / 64 * 64;
+  const size_t begin = chunk * per;
+  const size_t end = chunk + 1 == job.chunks ? job.bytes : begin + per;
+  const auto* in = reinterpret_cast<const __m256i*>(job.a);
+  size_t i = begin;
+  for (; i + 32 <= end; i += 32) {
+    const __m256i v0 = _mm256_load_si256(in + i / 8), v1 = _mm256_load_si256(in + i / 8 + 1);
+    const __m256i v2 = _mm256_load_si256(in + i / 8 + 2), v3 = _mm256_load_si256(in + i / 8 + 3);
+    const __m256i narrow = _mm256_packs_epi16(_mm256_packs_epi32(v0, v1), _mm256_packs_epi32(v2, v3));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(job.out + i), narrow);
+  }
+  for (; i < end; ++i) job.out[i] = job.a[4 * i];
+  _mm_sfence();
+}
+
 void MemcpyChunk(void* context, size_t chunk) {
   const auto& job = *static_cast<const StreamJob*>(context);
   const size_t per = job.bytes / job.chunks / 64 * 64;
@@ -218,8 +240,11 @@ using Maker = std::function<Runner(const Case&, char*, char*, char*)>;
 
 // The element type's name and bytes: qu8 cases carry f32 buffers (random
 // bytes) and are named and counted as one byte per element.
-const char* TypeName(const Case& c) { return c.mode == Mode::kQu8Forward ? "qu8" : DtypeName(c.dtype); }
-size_t ElementBytes(const Case& c) { return c.mode == Mode::kQu8Forward ? 1 : DtypeBytes(c.dtype); }
+// The epilogue's cases carry f32 buffers too (int32 accumulators: random
+// bits) and write one byte per element.
+bool IsQu8(const Case& c) { return c.mode == Mode::kQu8Forward || c.mode == Mode::kQu8Epilogue; }
+const char* TypeName(const Case& c) { return IsQu8(c) ? "qu8" : DtypeName(c.dtype); }
+size_t ElementBytes(const Case& c) { return IsQu8(c) ? 1 : DtypeBytes(c.dtype); }
 
 std::string Name(const Case& c) {
   return c.contender + "/" + TypeName(c) + "/" + ModeName(c.mode) + "/" +
@@ -263,6 +288,27 @@ Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int strea
     q.output = {kQu8OutputScale, kQu8OutputZero};
     return [=] { leaky_q8_leaky_relu_forward(&q, c.n, a, dst, kQu8Slope, &options); };
   }
+  if (c.mode == Mode::kQu8Epilogue) {
+    // Accumulators of random bits (any int32), 64 channels, the bias the
+    // first 64 words of b; multipliers that spread the outputs over the
+    // range (2^-24 about), LeakyReLU(0.1), zero point 100.
+    constexpr size_t kChannels = 64;
+    if (c.n % kChannels != 0) return nullptr;
+    auto positive = std::make_shared<std::vector<double>>(kChannels);
+    auto negative = std::make_shared<std::vector<double>>(kChannels);
+    for (size_t k = 0; k < kChannels; ++k) {
+      (*positive)[k] = std::ldexp(1.0 + static_cast<double>(k) / kChannels, -24);
+      (*negative)[k] = (*positive)[k] * 0.1;
+    }
+    leaky_q8_bias_act_params p = leaky_q8_bias_act_params_init(LEAKY_QU8);
+    p.output_zero_point = kQu8OutputZero;
+    const size_t inner = c.n / kChannels;
+    return [=] {
+      leaky_q8_bias_act_forward(&p, 1, kChannels, inner, reinterpret_cast<const int32_t*>(a),
+                                reinterpret_cast<const int32_t*>(b), positive->data(),
+                                negative->data(), dst, &options);
+    };
+  }
   return [=] { leaky_relu_forward(c.dtype, c.n, a, dst, SlopeFor(c), &options); };
 }
 
@@ -291,6 +337,10 @@ Runner MakeLimit(const Case& c, char* a, char* b, char* dst, bool stream) {
                 static_cast<size_t>(c.threads)});
   pthreadpool_t pool = PoolFor(c.threads);
   const int threads = c.threads;
+  if (c.mode == Mode::kQu8Epilogue) {
+    if (!stream) return nullptr;
+    return [job, pool, threads] { RunSplit(pool, &StreamNarrowChunk, *job, threads); };
+  }
   return [job, pool, threads, stream] {
     RunSplit(pool, stream ? &StreamChunk : &MemcpyChunk, *job, threads);
   };
@@ -447,6 +497,14 @@ std::vector<Entry> AllBenchmarks(bool quick) {
       add(Case{"stream_copy", LEAKY_F32, Mode::kQu8Forward, n, threads}, contenders.back().make);
     }
   }
+  // The conv epilogue (int32 to qu8) against the limit of reading 4 bytes
+  // and writing 1 per element.
+  for (size_t n : {size_t{1} << 20, size_t{1} << 26}) {
+    for (int threads : thread_counts) {
+      add(Case{"leaky", LEAKY_F32, Mode::kQu8Epilogue, n, threads}, MakeLeaky);
+      add(Case{"stream_copy", LEAKY_F32, Mode::kQu8Epilogue, n, threads}, contenders.back().make);
+    }
+  }
   for (leaky_dtype dtype : {LEAKY_F32, LEAKY_F16, LEAKY_BF16, LEAKY_F64}) {
     for (Mode mode : {Mode::kForward, Mode::kForwardInPlace, Mode::kBackward}) {
       const bool sweep = dtype == LEAKY_F32 && mode == Mode::kForward && !quick;
@@ -481,7 +539,8 @@ std::vector<Entry> AllBenchmarks(bool quick) {
 // by round; one element count and one storage width keep a group's buffers
 // to at most 3 GiB.
 std::string GroupOf(const Case& c) {
-  const char* width = c.mode == Mode::kQu8Forward ? "qu8"
+  const char* width = c.mode == Mode::kQu8Epilogue ? "qu8_epilogue"
+                      : c.mode == Mode::kQu8Forward ? "qu8"
                       : c.dtype == LEAKY_F32  ? "f32"
                       : c.dtype == LEAKY_F64  ? "f64"
                                               : "f16+bf16";
@@ -619,6 +678,7 @@ double Median(std::vector<double> v) {
 }
 
 size_t StreamBytes(const Case& c) {
+  if (c.mode == Mode::kQu8Epilogue) return 5 * c.n;  // int32 read, one byte written
   return (c.mode == Mode::kBackward ? 3 : 2) * c.n * ElementBytes(c);
 }
 

@@ -110,6 +110,56 @@ LEAKY_API leaky_status leaky_q8_prelu_forward(const leaky_q8_params* q, size_t o
                                               const float* weight, void* y,
                                               const leaky_options* opts);
 
+/* The conv epilogue: bias_act on the int32 accumulators of an int8
+ * convolution or matmul, requantized to qu8/qs8 in one pass. Over the
+ * [outer, channels, inner] view (leaky.h; c the channel of element i):
+ *   k    = (int64) acc[i] + (bias ? bias[c] : 0)
+ *   M    = k >= 0 ? positive_multiplier[c] : negative_multiplier[c]
+ *   y[i] = clamp(output_zero_point + round_half_even(k * M), output_min, output_max)
+ * where k * M is the exact real product of the integer and the double (no
+ * intermediate rounding; |k| < 2^32 + 2^31): exact for every input. The
+ * multipliers are the caller's (as XNNPACK's and TFLite's requantization
+ * take a precomputed scale), one per channel, or multipliers[0] for every
+ * channel when per_channel is 0; they fold the real scales:
+ *   positive = input_scale[c] * gain / output_scale
+ *   negative = positive * slope   (LeakyReLU's; ReLU: 0; linear: 1)
+ * leaky_q8_bias_act_multipliers computes them; the one rounding of the
+ * epilogue's real scales to doubles happens there, once per multiplier.
+ * The name: this is leaky_bias_act_forward (bias, activation, gain, clamp)
+ * on quantized data, and every leaky_q8_ op requantizes its output. */
+typedef struct leaky_q8_bias_act_params {
+  leaky_type8 type;           /* y's: LEAKY_QU8 or LEAKY_QS8 */
+  int32_t output_zero_point;  /* within the type's range */
+  int32_t output_min, output_max; /* output_min <= output_max within the type's range */
+  int per_channel;            /* 1: `channels` multipliers each; 0: one */
+} leaky_q8_bias_act_params;
+
+/* Zero point 0, the full range of `type`, per_channel = 1. */
+LEAKY_API leaky_q8_bias_act_params leaky_q8_bias_act_params_init(leaky_type8 type);
+
+/* y (outer * channels * inner bytes of params->type) from acc (as many
+ * int32); bias (`channels` int32) may be null. The multipliers must be
+ * finite (negative is allowed). acc and y must not overlap. */
+LEAKY_API leaky_status leaky_q8_bias_act_forward(const leaky_q8_bias_act_params* params,
+                                                 size_t outer, size_t channels, size_t inner,
+                                                 const int32_t* acc, const int32_t* bias,
+                                                 const double* positive_multiplier,
+                                                 const double* negative_multiplier, void* y,
+                                                 const leaky_options* opts);
+
+/* Fills count multipliers from real scales: for c < count,
+ *   positive_multiplier[c] = input_scale[c] * gain / output_scale
+ *   negative_multiplier[c] = input_scale[c] * gain * s / output_scale
+ * with s = alpha (LEAKY_ACT_LRELU), 0 (LEAKY_ACT_RELU) or 1 (LEAKY_ACT_LINEAR),
+ * each evaluated in long double and rounded once to double. input_scale[c]
+ * (a convolution's input scale times its weight scale of channel c) and
+ * output_scale must be finite and > 0; gain and alpha finite. */
+LEAKY_API leaky_status leaky_q8_bias_act_multipliers(size_t count, const double* input_scale,
+                                                     double gain, leaky_activation activation,
+                                                     double alpha, double output_scale,
+                                                     double* positive_multiplier,
+                                                     double* negative_multiplier);
+
 /* Backward, fp8 only (training); quantized types give LEAKY_ERROR_UNSUPPORTED.
  * dx = saved > 0 ? dy : round(dy * slope), saved the forward input (or its
  * result when saved_is_result, then negative_slope >= 0), as leaky.h. */

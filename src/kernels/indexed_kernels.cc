@@ -13,6 +13,7 @@
 #include "kernels/prelu-inl.h"
 #include "kernels/rrelu-inl.h"
 #include "kernels/random-inl.h"
+#include "kernels/q8_bias_act-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace leaky {
@@ -92,14 +93,23 @@ void ChannelElementwise(size_t n, size_t start, const typename Codec::Storage* d
         n, start, static_cast<const Storage*>(dy), static_cast<const Storage*>(x),           \
         static_cast<const Type*>(values), side, static_cast<Storage*>(dst), params);         \
   }
+#define LEAKY_REQUANTIZE_KERNEL(op, Out)                                                     \
+  void op(size_t n, size_t start, const void* /*dy*/, const void* acc, const void* bias,      \
+          void* dst, const kernels::SideArrays& /*side*/, const kernels::Params& params) {     \
+    q8_bias_act::Run<Out>(n, start, static_cast<const int32_t*>(acc),                          \
+                          static_cast<const int32_t*>(bias), static_cast<Out*>(dst), params);  \
+  }
 #include "kernels/kernel_list.inc"
 #undef LEAKY_INDEXED_KERNEL
+#undef LEAKY_REQUANTIZE_KERNEL
 
 // Called by kernels.cc's MakeTable for the same target.
 void FillIndexedKernels(kernels::KernelTable& table) {
 #define LEAKY_INDEXED_KERNEL(op, dtype, Codec, Type) table.op[dtype] = &op##_##Codec;
+#define LEAKY_REQUANTIZE_KERNEL(op, Out) table.op = &op;
 #include "kernels/kernel_list.inc"
 #undef LEAKY_INDEXED_KERNEL
+#undef LEAKY_REQUANTIZE_KERNEL
 }
 #undef LEAKY_OP
 #undef LEAKY_UNARY_KERNEL

@@ -46,12 +46,21 @@ struct ByteTableParams {
   const uint8_t* pass;  // byte_select: 0xFF where dy passes (through keep)
   const uint8_t* keep;  // byte_select: what a passed dy becomes; null: dy itself
 };
+// The conv epilogue (eight_bit.h's q8_bias_act): the multipliers, `channels`
+// of each or one (per tensor); the clamp within the output type's range.
+struct Q8BiasActParams {
+  const double* positive_multiplier;
+  const double* negative_multiplier;
+  bool per_channel;
+  int32_t zero_point, output_min, output_max;
+};
 union OpParams {
   LeakyReluParams leaky_relu;
   EluParams elu;
   BiasActParams bias_act;
   RreluParams rrelu;
   ByteTableParams byte_table;
+  Q8BiasActParams q8_bias_act;
 };
 
 struct Params {
@@ -76,6 +85,7 @@ struct SideArrays {
 //   bias_act(_dropout)    backward  x   bias (opt)  dropout: mask (output forward, read backward)
 //   prelu                 backward  x   weight      -
 //   rrelu                 backward  x   -           forward: noise (output, optional)
+//   q8_bias_act           -         acc bias (opt)  - (x int32, dst 8-bit)
 using IndexedKernel = void (*)(size_t n, size_t start, const void* dy, const void* x,
                                const void* side_input, void* dst, const SideArrays& side,
                                const Params& params);
@@ -89,9 +99,11 @@ struct KernelTable {
 #define LEAKY_INDEXED_KERNEL(op, dtype, Codec, Type)
 #define LEAKY_OP(op, arity) arity##Kernel op[kDtypeCount];
 #define LEAKY_BYTE_KERNEL(op, arity) arity##Kernel op;
+#define LEAKY_REQUANTIZE_KERNEL(op, Out) IndexedKernel op;
 #include "kernels/kernel_list.inc"
 #undef LEAKY_OP
 #undef LEAKY_BYTE_KERNEL
+#undef LEAKY_REQUANTIZE_KERNEL
 #undef LEAKY_UNARY_KERNEL
 #undef LEAKY_BINARY_KERNEL
 #undef LEAKY_INDEXED_KERNEL

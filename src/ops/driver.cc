@@ -14,22 +14,24 @@ struct Job {
 };
 
 // The kernel on elements [start, start + length): the elementwise slots
-// advance with the tile, the side arrays do not.
+// advance with the tile, each by its own element size (the conv epilogue
+// reads 4-byte accumulators and writes bytes), the side arrays do not.
 void RunTile(const Job& job, uint64_t start, uint64_t length) {
   const OpDesc& op = *job.op;
-  const size_t offset = start * job.tiling->element_bytes;
-  auto at = [offset](const void* p) {
-    return p != nullptr ? static_cast<const char*>(p) + offset : nullptr;
+  auto at = [start](const Slot<const void*>& slot) {
+    return slot.pointer != nullptr
+               ? static_cast<const char*>(slot.pointer) + start * slot.element_bytes
+               : nullptr;
   };
-  char* dst = static_cast<char*>(op.dst.pointer) + offset;
+  char* dst = static_cast<char*>(op.dst.pointer) + start * op.dst.element_bytes;
   if (const auto* unary = std::get_if<kernels::UnaryKernel>(&op.kernel)) {
-    (*unary)(length, at(op.x.pointer), dst, job.params);
+    (*unary)(length, at(op.x), dst, job.params);
   } else if (const auto* binary = std::get_if<kernels::BinaryKernel>(&op.kernel)) {
-    (*binary)(length, at(op.dy.pointer), at(op.x.pointer), dst, job.params);
+    (*binary)(length, at(op.dy), at(op.x), dst, job.params);
   } else {
     const kernels::SideArrays side{op.mask.pointer, op.side_output.pointer};
-    std::get<kernels::IndexedKernel>(op.kernel)(length, start, at(op.dy.pointer),
-                                                at(op.x.pointer), op.side_input.pointer, dst,
+    std::get<kernels::IndexedKernel>(op.kernel)(length, start, at(op.dy),
+                                                at(op.x), op.side_input.pointer, dst,
                                                 side, job.params);
   }
 }
@@ -101,12 +103,21 @@ leaky_status CheckOp(const OpDesc& op) {
 void RunOp(const OpDesc& op) {
   const Call& call = op.call;
   if (call.n == 0) return;
-  // The streams the pass moves: every elementwise array present.
+  // The streams the pass moves: every elementwise array present, counted in
+  // arrays of dst's element size, the plan's: an input of wider elements
+  // (the epilogue's int32 to its byte output) is that many streams, so the
+  // traffic that sizes tiles, cores and the streaming threshold is right,
+  // and granules of whole dst cache lines are whole input lines too.
+  const size_t unit = op.dst.element_bytes;
   uint32_t streams = 1;  // dst
-  for (const void* p : {op.dy.pointer, op.x.pointer}) streams += p != nullptr ? 1 : 0;
+  for (const Slot<const void*>* slot : {&op.dy, &op.x}) {
+    if (slot->pointer != nullptr) {
+      streams += static_cast<uint32_t>((slot->element_bytes + unit - 1) / unit);
+    }
+  }
   if (op.side_output.pointer != nullptr && op.side_output.count == call.n) ++streams;
   const bool in_place = op.dst.pointer == op.x.pointer || op.dst.pointer == op.dy.pointer;
-  const leaky_tiling tiling = PlanForCpu(call.n, call.element_bytes, streams,
+  const leaky_tiling tiling = PlanForCpu(call.n, unit, streams,
                                          InPlacePolicy(call.options, in_place), op.dst.pointer);
   Job job{&tiling, &op, op.params};
   job.params.common.stream_stores = tiling.stream_stores != 0;
