@@ -92,34 +92,28 @@ HWY_INLINE Out RequantizeOne(int32_t acc, double bias, double positive, double n
 using D = hn::ScalableTag<double>;
 using V = hn::Vec<D>;
 
-// The splatted scalars.
-struct Splats {
-  V zero_point, low, high, zero, half;
-  explicit Splats(const Scalars& s)
-      : zero_point(hn::Set(D(), s.zero_point)),
-        low(hn::Set(D(), s.low)),
-        high(hn::Set(D(), s.high)),
-        zero(hn::Zero(D())),
-        half(hn::Set(D(), 0.5)) {}
-};
+// The splatted scalars. Locals, not members: SVE vectors are sizeless
+// types that no struct may hold.
+#define LEAKY_Q8_SPLATS(s)                                  \
+  const V splat_zero_point = hn::Set(D(), (s).zero_point); \
+  const V splat_low = hn::Set(D(), (s).low);               \
+  const V splat_high = hn::Set(D(), (s).high)
 
-// Lanes of k (as f64) with their multipliers: the same argument as
-// RequantizeOne's, lane by lane. Returns the clamped result as f64.
-HWY_INLINE V Requantize(V k, V positive, V negative, const Splats& s) {
+HWY_INLINE V Requantize(V k, V positive, V negative, V zero_point, V low, V high) {
   const D d;
-  const V m = hn::IfThenElse(hn::Lt(k, s.zero), negative, positive);
+  const V zero = hn::Zero(d), half = hn::Set(d, 0.5);
+  const V m = hn::IfThenElse(hn::Lt(k, zero), negative, positive);
   const V p = hn::Mul(k, m);
   const V e = hn::MulSub(k, m, p);  // fma(k, m, -p)
   const V t = hn::Round(p);         // to nearest, ties to even, mode-independent
   const V f = hn::Sub(p, t);
-  const auto round_away = hn::And(hn::Eq(hn::Abs(f), s.half), hn::Gt(hn::Mul(f, e), s.zero));
+  const auto round_away = hn::And(hn::Eq(hn::Abs(f), half), hn::Gt(hn::Mul(f, e), zero));
   const V r = hn::Add(t, hn::IfThenElseZero(round_away, hn::Add(f, f)));
-  return hn::Add(hn::Min(hn::Max(r, s.low), s.high), s.zero_point);
+  return hn::Add(hn::Min(hn::Max(r, low), high), zero_point);
 }
 
 template <class Out>
 HWY_INLINE hn::Vec<hn::Rebind<Out, D>> ToBytes(V r) {
-  const D d;
   // In range already: both demotions are exact.
   return hn::DemoteTo(hn::Rebind<Out, D>(), hn::DemoteTo(hn::Rebind<int32_t, D>(), r));
 }
@@ -168,11 +162,11 @@ template <class Out>
 HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, double bias, double positive,
                            double negative, const Scalars& s, bool stream) {
 #if HWY_NATIVE_FMA
-  const Splats splats(s);
+  LEAKY_Q8_SPLATS(s);
   const V b = hn::Set(D(), bias), mp = hn::Set(D(), positive), mn = hn::Set(D(), negative);
   RequantizeLoop<Out>(
       n, y, stream,
-      [&](size_t j) { return ToBytes<Out>(Requantize(hn::Add(LoadInt32(acc + j), b), mp, mn, splats)); },
+      [&](size_t j) { return ToBytes<Out>(Requantize(hn::Add(LoadInt32(acc + j), b), mp, mn, splat_zero_point, splat_low, splat_high)); },
       [&](size_t j) { return RequantizeOne<Out>(acc[j], bias, positive, negative, s); });
 #else
   (void)stream;
@@ -197,7 +191,7 @@ HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y,
   };
 #if HWY_NATIVE_FMA
   const D d;
-  const Splats splats(s);
+  LEAKY_Q8_SPLATS(s);
   const V mp = hn::Set(d, positive[0]), mn = hn::Set(d, negative[0]);
   RequantizeLoop<Out>(
       n, y, stream,
@@ -206,9 +200,10 @@ HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y,
         if (b != nullptr) k = hn::Add(k, LoadInt32(b + j));
         if (step != 0) {
           return ToBytes<Out>(
-              Requantize(k, hn::LoadU(d, positive + j), hn::LoadU(d, negative + j), splats));
+              Requantize(k, hn::LoadU(d, positive + j), hn::LoadU(d, negative + j), splat_zero_point, splat_low,
+                         splat_high));
         }
-        return ToBytes<Out>(Requantize(k, mp, mn, splats));
+        return ToBytes<Out>(Requantize(k, mp, mn, splat_zero_point, splat_low, splat_high));
       },
       one);
 #else
