@@ -44,10 +44,15 @@ leaky_status CheckQuantization(const char* function, const char* which,
 
 leaky_status CheckParams(const char* function, const leaky_q8_params* q) {
   if (q == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: the 8-bit parameters are null", function);
-  switch (q->type) {
+  // The caller's bytes may hold any int: read them as one before trusting
+  // them as a leaky_type8 (loading an out-of-range enum is undefined).
+  int type = 0;
+  static_assert(sizeof(type) == sizeof(q->type));
+  std::memcpy(&type, &q->type, sizeof(type));
+  switch (type) {
     case LEAKY_QU8:
     case LEAKY_QS8: {
-      const int32_t lo = q->type == LEAKY_QU8 ? 0 : -128, hi = q->type == LEAKY_QU8 ? 255 : 127;
+      const int32_t lo = type == LEAKY_QU8 ? 0 : -128, hi = type == LEAKY_QU8 ? 255 : 127;
       LEAKY_RETURN_IF_ERROR(CheckQuantization(function, "input", q->input, lo, hi));
       LEAKY_RETURN_IF_ERROR(CheckQuantization(function, "output", q->output, lo, hi));
       if (q->output_min < lo || q->output_max > hi || q->output_min > q->output_max) {
@@ -67,7 +72,7 @@ leaky_status CheckParams(const char* function, const leaky_q8_params* q) {
       return LEAKY_OK;
   }
   return Fail(LEAKY_ERROR_INVALID_DTYPE, "%s: the 8-bit type %d is not one of leaky_type8",
-              function, static_cast<int>(q->type));
+              function, type);
 }
 
 // Checks the parameters, options and scalars of an elementwise 8-bit call.
