@@ -14,6 +14,7 @@
 #include "leaky/eight_bit.h"
 #include "ops/channels.h"
 #include "ops/driver.h"
+#include "ops/eight_bit_checks.h"
 #include "runtime/error.h"
 #include "runtime/operands.h"
 
@@ -44,24 +45,14 @@ leaky_status CheckQuantization(const char* function, const char* which,
 
 leaky_status CheckParams(const char* function, const leaky_q8_params* q) {
   if (q == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: the 8-bit parameters are null", function);
-  // The caller's bytes may hold any int: read them as one before trusting
-  // them as a leaky_type8 (loading an out-of-range enum is undefined).
-  int type = 0;
-  static_assert(sizeof(type) == sizeof(q->type));
-  std::memcpy(&type, &q->type, sizeof(type));
+  const int type = leaky::internal::TypeOf(q->type);
   switch (type) {
     case LEAKY_QU8:
     case LEAKY_QS8: {
-      const int32_t lo = type == LEAKY_QU8 ? 0 : -128, hi = type == LEAKY_QU8 ? 255 : 127;
-      LEAKY_RETURN_IF_ERROR(CheckQuantization(function, "input", q->input, lo, hi));
-      LEAKY_RETURN_IF_ERROR(CheckQuantization(function, "output", q->output, lo, hi));
-      if (q->output_min < lo || q->output_max > hi || q->output_min > q->output_max) {
-        return Fail(LEAKY_ERROR_INVALID_PARAMETER,
-                    "%s: the output clamp [%d, %d] must satisfy %d <= output_min <= output_max <= %d",
-                    function, static_cast<int>(q->output_min), static_cast<int>(q->output_max),
-                    static_cast<int>(lo), static_cast<int>(hi));
-      }
-      return LEAKY_OK;
+      const leaky::internal::QuantizedRange range = leaky::internal::RangeOf(type);
+      LEAKY_RETURN_IF_ERROR(CheckQuantization(function, "input", q->input, range.lo, range.hi));
+      LEAKY_RETURN_IF_ERROR(CheckQuantization(function, "output", q->output, range.lo, range.hi));
+      return leaky::internal::CheckOutputClamp(function, q->output_min, q->output_max, range);
     }
     case LEAKY_FP8_E4M3:
     case LEAKY_FP8_E5M2:

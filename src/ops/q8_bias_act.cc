@@ -11,6 +11,7 @@
 #include "leaky/eight_bit.h"
 #include "ops/channels.h"
 #include "ops/driver.h"
+#include "ops/eight_bit_checks.h"
 #include "runtime/operands.h"
 #include "runtime/error.h"
 
@@ -21,25 +22,20 @@ namespace {
 
 leaky_status CheckParams(const char* function, const leaky_q8_bias_act_params* p) {
   if (p == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: params is null", function);
-  int type;  // read as an int: a C caller may store any value in the enum
-  static_assert(sizeof(type) == sizeof(p->type));
-  std::memcpy(&type, &p->type, sizeof(type));
+  const int type = leaky::internal::TypeOf(p->type);
   if (type != LEAKY_QU8 && type != LEAKY_QS8) {
     return Fail(LEAKY_ERROR_INVALID_DTYPE, "%s: the output type %d is not LEAKY_QU8 or LEAKY_QS8",
                 function, type);
   }
-  const int32_t lo = type == LEAKY_QU8 ? 0 : -128, hi = type == LEAKY_QU8 ? 255 : 127;
+  const leaky::internal::QuantizedRange range = leaky::internal::RangeOf(type);
+  const int32_t lo = range.lo, hi = range.hi;
   if (p->output_zero_point < lo || p->output_zero_point > hi) {
     return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: the output zero point %d is outside %d..%d",
                 function, static_cast<int>(p->output_zero_point), static_cast<int>(lo),
                 static_cast<int>(hi));
   }
-  if (p->output_min < lo || p->output_max > hi || p->output_min > p->output_max) {
-    return Fail(LEAKY_ERROR_INVALID_PARAMETER,
-                "%s: the output clamp [%d, %d] must satisfy %d <= output_min <= output_max <= %d",
-                function, static_cast<int>(p->output_min), static_cast<int>(p->output_max),
-                static_cast<int>(lo), static_cast<int>(hi));
-  }
+  LEAKY_RETURN_IF_ERROR(
+      leaky::internal::CheckOutputClamp(function, p->output_min, p->output_max, range));
   if (p->per_channel != 0 && p->per_channel != 1) {
     return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: per_channel must be 0 or 1 (got %d)", function,
                 p->per_channel);
