@@ -72,10 +72,12 @@ leaky_status DescribeByteCall(const char* function, const leaky_q8_params* q, si
                               std::initializer_list<leaky::internal::NamedValue> scalars,
                               Call* call) {
   LEAKY_RETURN_IF_ERROR(CheckParams(function, q));
-  // The dtype indexes only the float kernels; byte kernels are per table.
-  *call = Call{function, LEAKY_F32, n, 1, {0, -1, nullptr}};
-  LEAKY_RETURN_IF_ERROR(leaky::internal::ResolveOptions(function, options, &call->options));
-  return leaky::internal::CheckFinite(function, scalars);
+  // The float ops' description (options, finite scalars); its dtype indexes
+  // only the float kernels, byte kernels are per table.
+  LEAKY_RETURN_IF_ERROR(
+      leaky::internal::DescribeCall(function, LEAKY_F32, n, options, scalars, call));
+  call->element_bytes = 1;
+  return LEAKY_OK;
 }
 
 // The tables of a thread's last few calls, by every bit of their inputs: a
