@@ -69,7 +69,7 @@ uint8_t Fp8Entry(const leaky_q8_params& q, const RealFunction& f, uint8_t code) 
 // Saturation holds for every result, also one the op passes through: an
 // E5M2 infinity becomes the largest finite value of its sign.
 uint8_t Saturated(const leaky_q8_params& q, uint8_t code) {
-  if (q.type == LEAKY_FP8_E5M2 && q.saturate != 0 && (code & 0x7F) == 0x7C) {
+  if (SaturatesPassedValues(q) && (code & 0x7F) == 0x7C) {
     return static_cast<uint8_t>((code & 0x80) | 0x7B);
   }
   return code;
