@@ -44,9 +44,7 @@ py::array OutputLike(const py::array& x, const std::optional<py::array>& out) {
   if (!out) return py::array(x.dtype(), std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
   const py::array& o = *out;
   if (!o.dtype().is(x.dtype())) throw py::type_error("out has another dtype than the input");
-  if (o.size() != x.size() || o.ndim() != x.ndim()) throw py::value_error("out has another shape than the input");
-  if (!(o.flags() & py::array::c_style)) throw py::value_error("out must be C-contiguous");
-  if (!o.writeable()) throw py::value_error("out is read-only");
+  leaky::numpy::CheckOut(o, x);
   return o;
 }
 

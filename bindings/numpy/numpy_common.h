@@ -32,6 +32,22 @@ inline leaky_dtype DtypeOf(const pybind11::array& a, const char* what) {
                              "; expected float32, float64, float16, or uint16 holding bfloat16 bits");
 }
 
+inline bool SameShape(const pybind11::array& a, const pybind11::array& b) {
+  if (a.ndim() != b.ndim()) return false;
+  for (pybind11::ssize_t i = 0; i < a.ndim(); ++i) {
+    if (a.shape(i) != b.shape(i)) return false;
+  }
+  return true;
+}
+
+// The rules every `out` argument shares (its dtype is the caller's check):
+// the input's shape, C-contiguous, writeable.
+inline void CheckOut(const pybind11::array& out, const pybind11::array& like) {
+  if (!SameShape(out, like)) throw pybind11::value_error("out has a different shape than the input");
+  if (!(out.flags() & pybind11::array::c_style)) throw pybind11::value_error("out must be C-contiguous");
+  if (!out.writeable()) throw pybind11::value_error("out is read-only");
+}
+
 inline void Check(leaky_status status) {
   if (status == LEAKY_ERROR_INVALID_PARAMETER || status == LEAKY_ERROR_UNSUPPORTED ||
       status == LEAKY_ERROR_INVALID_OPTIONS || status == LEAKY_ERROR_OVERLAP ||

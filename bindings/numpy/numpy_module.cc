@@ -19,19 +19,12 @@ namespace {
 using leaky::numpy::Check;
 using leaky::numpy::DtypeName;
 using leaky::numpy::DtypeOf;
+using leaky::numpy::SameShape;
 
 // The array itself if C-contiguous, else a C-contiguous copy (documented).
 py::array Packed(const py::array& a) {
   if (a.flags() & py::array::c_style) return a;
   return py::array::ensure(a, py::array::c_style);
-}
-
-bool SameShape(const py::array& a, const py::array& b) {
-  if (a.ndim() != b.ndim()) return false;
-  for (py::ssize_t i = 0; i < a.ndim(); ++i) {
-    if (a.shape(i) != b.shape(i)) return false;
-  }
-  return true;
 }
 
 // A new array like `like`, or the caller's `out` after checking it.
@@ -42,9 +35,7 @@ py::array Output(const py::array& like, leaky_dtype dtype, const std::optional<p
     throw py::type_error("out has dtype " + DtypeName(o.dtype()) + " but the input has " +
                          DtypeName(like.dtype()));
   }
-  if (!SameShape(o, like)) throw py::value_error("out has a different shape than the input");
-  if (!(o.flags() & py::array::c_style)) throw py::value_error("out must be C-contiguous");
-  if (!o.writeable()) throw py::value_error("out is read-only");
+  leaky::numpy::CheckOut(o, like);
   return o;
 }
 

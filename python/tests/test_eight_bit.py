@@ -63,6 +63,9 @@ def test_bad_arguments_are_one_clear_line():
         ln.q8_relu(x, input_zero_point=300)
     with pytest.raises(ValueError, match="no backward"):
         ln.q8_leaky_relu_backward(x, x, 0.1, type="qu8")
+    # Same size, other shape: refused like the float entry points' out.
+    with pytest.raises(ValueError, match="out has a different shape"):
+        ln.q8_relu(np.zeros((2, 3), dtype=np.uint8), out=np.zeros((3, 2), dtype=np.uint8))
 
 
 def test_torch_quantized_ops_match_the_numpy_entry_points():
