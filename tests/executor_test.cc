@@ -15,6 +15,7 @@
 #include "leaky/leaky.h"
 #include "leaky/reference.hpp"
 #include "plan/cpu_plan.h"
+#include "runtime/pool.h"
 #include "test_util.h"
 
 namespace leaky::test {
@@ -110,6 +111,45 @@ TEST(Executor, ResultsAreTheSameForEveryExecutorAndTaskOrder) {
   const leaky_executor executor{&ReverseExecutor::ParallelFor, &reverse, nullptr, 4};
   ASSERT_EQ(RunEveryOp(leaky_options{0, -1, &executor}), expected);
   EXPECT_GT(reverse.tasks_run.load(), 0);
+  internal::SetMinBytesPerCoreForTesting(0);
+}
+
+// Runs the tasks one after another, in index order, on the calling thread:
+// a caller's pool whose other threads are all busy. Task 0 then finds every
+// other core's range unclaimed and must take it tile by tile from the back
+// (ops/driver.cc); the later tasks find nothing left.
+struct InOrderExecutor {
+  static void ParallelFor(void*, size_t count, leaky_task task, void* task_context) {
+    for (size_t i = 0; i < count; ++i) task(task_context, i);
+  }
+};
+
+TEST(Executor, TheFirstTaskTakesTheTilesOfTasksThatHaveNotStarted) {
+  internal::SetMinBytesPerCoreForTesting(1);  // split every call
+  const size_t n = (size_t{1} << 18) + 13;
+  const auto x = RandomWithSpecials<float>(n, 4);
+  std::vector<float> expected(n);
+  for (size_t i = 0; i < n; ++i) expected[i] = reference::leaky_relu_forward(x[i], 0.2);
+  const leaky_executor in_order{&InOrderExecutor::ParallelFor, nullptr, nullptr, 3};
+  const leaky_options options{3, 0, &in_order};  // no streaming stores: the plan below
+  for (bool in_place : {false, true}) {
+    std::vector<float> y = in_place ? x : std::vector<float>(n, 7.0f);
+    // The driver's plan for this call (x and y, four bytes each; the
+    // output's address sets the grid's lead).
+    const leaky_tiling plan = internal::PlanForCpu(n, sizeof(float), 2, options, y.data());
+    ASSERT_EQ(plan.cores_used, 3u);
+    uint64_t others = 0;  // tiles of cores 1 and 2
+    for (uint32_t core = 1; core < 3; ++core) others += leaky_tiling_tile_count(&plan, core);
+    ASSERT_GT(others, 2u);
+    const uint64_t before = internal::ProcessPoolStats().tiles_stolen;
+    ASSERT_EQ(leaky_relu_forward(LEAKY_F32, n, in_place ? y.data() : x.data(), y.data(), 0.2,
+                                 &options),
+              LEAKY_OK);
+    // Each element once: a tile run twice in place would scale by 0.04, one
+    // left out would keep x (in place) or 7 (out of place).
+    EXPECT_EQ(FirstMismatch(y.data(), expected.data(), n), -1) << in_place;
+    EXPECT_EQ(internal::ProcessPoolStats().tiles_stolen - before, others) << in_place;
+  }
   internal::SetMinBytesPerCoreForTesting(0);
 }
 

@@ -1,16 +1,25 @@
 #include "ops/driver.h"
 
+#include <atomic>
+
 #include "plan/cpu_plan.h"
 #include "runtime/parallel.h"
+#include "runtime/pool.h"
 
 namespace leaky::internal {
 namespace {
+
+// The tiles of one core's range not yet claimed: (front << 32) | back, in
+// tile numbers. The core's own task claims from the front, others steal
+// from the back, both by compare-and-swap on the one word.
+using TileDeque = std::atomic<uint64_t>;
 
 // One call's work, shared by every core's task.
 struct Job {
   const leaky_tiling* tiling;
   const OpDesc* op;
   kernels::Params params;  // the op's, with the plan's stream_stores
+  TileDeque* deques;       // one per core used; null: each core runs its own range only
 };
 
 // The kernel on elements [start, start + length): the elementwise slots
@@ -45,8 +54,54 @@ leaky_options InPlacePolicy(const leaky_options& options, bool in_place) {
   return resolved;
 }
 
+// Claims the next tile of a deque, from the front (its core's task) or
+// the back (a thief); false once it is empty.
+bool ClaimTile(TileDeque& deque, bool front, uint64_t* tile) {
+  uint64_t bounds = deque.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint64_t first = bounds >> 32, end = bounds & 0xffffffffu;
+    if (first >= end) return false;
+    const uint64_t next = front ? bounds + (uint64_t{1} << 32) : bounds - 1;
+    if (deque.compare_exchange_weak(bounds, next, std::memory_order_relaxed)) {
+      *tile = front ? first : end - 1;
+      return true;
+    }
+  }
+}
+
+void RunStolenTile(const Job& job, uint32_t core, uint64_t tile) {
+  uint64_t start, length;
+  leaky_tiling_tile_range(job.tiling, core, tile, &start, &length);
+  RunTile(job, start, length);
+}
+
+// A core's task with stealing: its own tiles in order from the front (as
+// planned), then tiles from the back of the other cores' ranges, one at a
+// time, until none is left. A worker that starts late (descheduled by a
+// busy neighbour, or asleep) then costs the call only the tile it is in:
+// the others have taken the rest of its range from the back, and it joins
+// whatever is left when it runs. Without such delays every core ends its
+// own range at about the same time and the tiles run exactly as planned.
+// Which thread runs a tile never changes a result (elementwise kernels; the
+// dropout stream is keyed by element index).
+void RunCoreStealing(const Job& job, uint32_t core) {
+  const uint32_t cores = job.tiling->cores_used;
+  uint64_t tile;
+  while (ClaimTile(job.deques[core], /*front=*/true, &tile)) RunStolenTile(job, core, tile);
+  uint64_t stolen = 0;
+  for (uint32_t k = 1; k < cores; ++k) {
+    const uint32_t victim = (core + k) % cores;
+    while (ClaimTile(job.deques[victim], /*front=*/false, &tile)) {
+      RunStolenTile(job, victim, tile);
+      ++stolen;
+    }
+  }
+  if (stolen != 0) CountStolenTiles(stolen);
+}
+
 void RunCore(void* context, size_t core) {
   const Job& job = *static_cast<const Job*>(context);
+  if (job.deques != nullptr) return RunCoreStealing(job, static_cast<uint32_t>(core));
   const leaky_tiling* tiling = job.tiling;
   uint64_t first, count;
   leaky_tiling_core_granules(tiling, static_cast<uint32_t>(core), &first, &count);
@@ -119,8 +174,21 @@ void RunOp(const OpDesc& op) {
   const bool in_place = op.dst.pointer == op.x.pointer || op.dst.pointer == op.dy.pointer;
   const leaky_tiling tiling = PlanForCpu(call.n, unit, streams,
                                          InPlacePolicy(call.options, in_place), op.dst.pointer);
-  Job job{&tiling, &op, op.params};
+  // Stealing needs a deque per core, on the stack up to kMaxStealingCores
+  // (larger machines run each core's range as planned), and tile numbers
+  // that fit 32 bits; one core has nobody to steal from.
+  constexpr uint32_t kMaxStealingCores = 64;
+  TileDeque deques[kMaxStealingCores];
+  bool stealing = tiling.cores_used > 1 && tiling.cores_used <= kMaxStealingCores;
+  for (uint32_t core = 0; stealing && core < tiling.cores_used; ++core) {
+    const uint64_t tiles = leaky_tiling_tile_count(&tiling, core);
+    stealing = tiles <= 0xffffffffu;
+    deques[core].store(tiles, std::memory_order_relaxed);
+  }
+  Job job{&tiling, &op, op.params, stealing ? deques : nullptr};
   job.params.common.stream_stores = tiling.stream_stores != 0;
+  // ParallelFor's threads start after these stores (the pool publishes the
+  // call with release order; an executor's own synchronization does too).
   ParallelFor(tiling.cores_used, static_cast<int>(tiling.cores_used), &RunCore, &job,
               call.options.executor);
 }

@@ -276,6 +276,7 @@ PoolStats ThreadPool::stats() const {
 namespace {
 
 std::atomic<ThreadPool*> process_pool{nullptr};
+std::atomic<uint64_t> tiles_stolen{0};
 
 void ForgetPoolInChild() {
   // The workers did not survive fork(): the child makes its own pool on
@@ -288,9 +289,10 @@ void ForgetPoolInChild() {
 void PrintPoolStats() {
   const PoolStats s = ProcessPoolStats();
   std::fprintf(stderr, "leaky pool: %llu calls shared, %llu calls the caller ran alone, %llu "
-               "back-offs\n", static_cast<unsigned long long>(s.calls_shared),
+               "back-offs, %llu tiles stolen\n", static_cast<unsigned long long>(s.calls_shared),
                static_cast<unsigned long long>(s.calls_alone),
-               static_cast<unsigned long long>(s.backoffs));
+               static_cast<unsigned long long>(s.backoffs),
+               static_cast<unsigned long long>(s.tiles_stolen));
 }
 
 }  // namespace
@@ -340,7 +342,11 @@ size_t PoolThreads() {
 
 PoolStats ProcessPoolStats() {
   const ThreadPool* pool = process_pool.load(std::memory_order_acquire);
-  return pool != nullptr ? pool->stats() : PoolStats{};
+  PoolStats stats = pool != nullptr ? pool->stats() : PoolStats{};
+  stats.tiles_stolen = tiles_stolen.load(std::memory_order_relaxed);
+  return stats;
 }
+
+void CountStolenTiles(uint64_t tiles) { tiles_stolen.fetch_add(tiles, std::memory_order_relaxed); }
 
 }  // namespace leaky::internal

@@ -15,6 +15,7 @@ struct PoolStats {
   uint64_t calls_shared = 0;  // calls where a worker ran at least one task
   uint64_t calls_alone = 0;   // calls the caller ran alone (no worker claimed a task in time)
   uint64_t backoffs = 0;      // spinners that found themselves descheduled and slept early
+  uint64_t tiles_stolen = 0;  // tiles a task took from another core's range (ops/driver.cc)
 };
 
 // Workers that, after a call, spin for the next one for a bounded time and
@@ -61,8 +62,11 @@ std::optional<uint32_t> ParseSpinMicros(const char* text);
 
 // The process pool's threads, caller included; 0 before its first use.
 size_t PoolThreads();
-// The process pool's counters (zeros before its first use).
+// The process pool's counters (zeros before its first use), with the tiles
+// stolen by any call's tasks (on the pool or an executor) since the start.
 PoolStats ProcessPoolStats();
+// Adds to the process's count of stolen tiles.
+void CountStolenTiles(uint64_t tiles);
 
 }  // namespace leaky::internal
 
