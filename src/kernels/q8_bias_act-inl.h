@@ -2,7 +2,7 @@
 // accumulators plus an int32 bias, times the sign's multiplier, rounded
 // exactly (ties to even) to qu8/qs8, in one pass: a fast path on f32 lanes
 // answers every vector whose lanes all lie clear of a rounding tie (the
-// argument is at FastBlock), and the exact path on f64 lanes, below, takes
+// argument is above Requantize), and the exact path on f64 lanes, below, takes
 // the rest (and every element on targets without FMA).
 //
 // Why the exact path's result is exact. k = acc + bias is an integer with |k| < 2^33, so
@@ -46,6 +46,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/kernels.h"
@@ -134,9 +135,11 @@ using VI = hn::Vec<DI>;
 constexpr float kFastBound = 0x1p-12f;
 constexpr float kNearTie = 0.5f - kFastBound;
 constexpr double kMultiplierCap = 0x1p64;
-// Added to an integer r in [-2^22, 2^22], this float's bits end in r's
-// two's-complement byte: the byte is a bit cast away, no conversion.
-constexpr float kByteMagic = 0x1.8p23f;
+// Added to an integer r in [-2^22, 2^22], this float's bits are kMagicBits
+// + r: the integer is a bit cast and a subtraction away (no conversion,
+// whose overflow fix-up costs more).
+constexpr float kMagic = 0x1.8p23f;
+constexpr int32_t kMagicBits = 0x4B400000;
 
 HWY_INLINE float FastMultiplier(double m) {
   // Capped in double: converting a double beyond float's range is undefined.
@@ -151,9 +154,9 @@ HWY_INLINE float FastMultiplier(double m) {
   const V splat_high = hn::Set(D(), (s).high);                          \
   const VF fast_low = hn::Set(DF(), static_cast<float>((s).low));       \
   const VF fast_high = hn::Set(DF(), static_cast<float>((s).high));     \
-  const VF fast_byte = hn::Set(DF(), static_cast<float>((s).zero_point) + kByteMagic)
+  const VF fast_zero_point = hn::Set(DF(), static_cast<float>((s).zero_point) + kMagic)
 
-HWY_INLINE V Requantize(V k, V positive, V negative, V zero_point, V low, V high) {
+HWY_INLINE V RequantizeExact(V k, V positive, V negative, V zero_point, V low, V high) {
   const D d;
   const V zero = hn::Zero(d), half = hn::Set(d, 0.5);
   const V m = hn::IfThenElse(hn::Lt(k, zero), negative, positive);
@@ -166,48 +169,37 @@ HWY_INLINE V Requantize(V k, V positive, V negative, V zero_point, V low, V high
   return hn::Add(hn::Min(hn::Max(r, low), high), zero_point);
 }
 
-template <class Out>
-HWY_INLINE hn::Vec<hn::Rebind<Out, D>> ToBytes(V r) {
-  // In range already: both demotions are exact.
-  return hn::DemoteTo(hn::Rebind<Out, D>(), hn::DemoteTo(hn::Rebind<int32_t, D>(), r));
-}
-
 HWY_INLINE V LoadInt32(const int32_t* p) {
   return hn::PromoteTo(D(), hn::LoadU(hn::Rebind<int32_t, D>(), p));
 }
 
-// Lanes(DI()) outputs of the fast path from kf (k = acc + bias in f32), or
-// false, nothing stored, when a lane needs the exact path (see above).
-template <class Out>
-HWY_INLINE bool FastBlock(VF kf, VF positive, VF negative, VF low, VF high, VF byte, Out* y) {
+// The outputs of Lanes(DI()) elements as int32 (zero point added, clamped):
+// the fast path's from kf (k = acc + bias in f32) when no lane is near a
+// tie, else the exact path's, `exact(j)` giving the f64 results of lanes
+// j..j+Lanes(D())-1.
+template <class Exact>
+HWY_INLINE VI Requantize(VF kf, VF positive, VF negative, VF low, VF high, VF zero_point,
+                         size_t j, const Exact& exact) {
   const DF df;
+  const DI di;
   const VF a = hn::Mul(kf, hn::IfThenElse(hn::Lt(kf, hn::Zero(df)), negative, positive));
   const VF t = hn::Round(a);
-  if (!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(a, t)), hn::Set(df, kNearTie)))) return false;
-  const VF r = hn::Add(hn::Min(hn::Max(t, low), high), byte);
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  // vpmovdb, one instruction; and Highway 1.0.3's TruncateTo(u32 -> u8) for
-  // AVX3_DL permutes 32-bit lanes by byte indices (wrong bytes: the
-  // epilogue tests saw them on AVX3_DL only).
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(y),
-                   _mm512_cvtepi32_epi8(hn::BitCast(DI(), r).raw));
-#else
-  const hn::Rebind<uint8_t, DF> d8;
-  hn::StoreU(hn::BitCast(hn::Rebind<Out, DF>(),
-                         hn::TruncateTo(d8, hn::BitCast(hn::RebindToUnsigned<DF>(), r))),
-             hn::Rebind<Out, DF>(), y);
-#endif
-  return true;
+  if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(a, t)), hn::Set(df, kNearTie))))) {
+    const hn::Rebind<int32_t, D> d32;
+    const size_t half = hn::Lanes(D());
+    return hn::Combine(di, hn::DemoteTo(d32, exact(j + half)), hn::DemoteTo(d32, exact(j)));
+  }
+  const VF r = hn::Add(hn::Min(hn::Max(t, low), high), zero_point);
+  return hn::Sub(hn::BitCast(di, r), hn::Set(di, kMagicBits));
 }
 
-// The exact path for the lanes of one int32 vector: `exact(j)` gives the
-// f64 vector of lanes j..j+Lanes(D())-1.
-template <class Out, class Exact>
-HWY_INLINE void ExactBlock(size_t j, Out* y, const Exact& exact) {
-  const size_t lanes = hn::Lanes(D());
-  for (size_t h = 0; h < hn::Lanes(DI()); h += lanes) {
-    hn::StoreU(exact(j + h), hn::Rebind<Out, D>(), y + h);
-  }
+// v + add where m is set, v elsewhere.
+HWY_INLINE VF AddWhere(hn::Mask<DF> m, VF v, VF add) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  return VF{_mm512_mask_add_ps(v.raw, m.raw, v.raw, add.raw)};  // one masked add
+#else
+  return hn::Add(v, hn::IfThenElseZero(m, add));
+#endif
 }
 
 // The multipliers of Lanes(DF()) channels, capped and in f32.
@@ -221,32 +213,66 @@ HWY_INLINE VF LoadFastMultipliers(const double* m) {
   return hn::Min(hn::Max(v, hn::Neg(cap)), cap);  // an infinity from the demotion too
 }
 
-// A run of n elements through `block(j, out)` (lanes j..j+Lanes(DI())-1
-// into out) and `one(j)`. Streamed (when asked) one 64-byte line at a time:
-// the results of a line gather in a buffer and go out as whole aligned
-// vectors, since an int32 vector's results fill only a quarter of a byte
-// vector.
+// Lanes(DI()) outputs, in range already, as bytes.
+template <class Out>
+HWY_INLINE void StoreBytes(VI v, Out* y) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // vpmovdb: one instruction (Highway 1.0.3's DemoteTo is four, and its
+  // TruncateTo for AVX3_DL permutes 32-bit lanes by byte indices).
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(y), _mm512_cvtepi32_epi8(v.raw));
+#else
+  hn::StoreU(hn::DemoteTo(hn::Rebind<Out, DI>(), v), hn::Rebind<Out, DI>(), y);
+#endif
+}
+
+// A run of n elements through `block(j)` (the int32 outputs of lanes
+// j..j+Lanes(DI())-1) and `one(j)`, streamed when asked. One 64-byte line
+// at a time: on AVX-512 four blocks pack into one byte vector in registers
+// (two saturating packs, exact for values in range, and a permute back to
+// element order); elsewhere the blocks' bytes gather in a buffer and go out
+// as whole aligned vectors. A line built by narrow stores and read back
+// at once would stall on store forwarding on every line.
 template <class Out, class Block, class One>
 HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, const Block& block,
                                const One& one) {
-  const hn::ScalableTag<Out> d_line;
   constexpr size_t kLine = 64;
   const size_t lanes = hn::Lanes(DI());
   size_t i = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  const auto line = [&](size_t j) {
+    const __m512i w01 = _mm512_packs_epi32(block(j).raw, block(j + 16).raw);
+    const __m512i w23 = _mm512_packs_epi32(block(j + 32).raw, block(j + 48).raw);
+    const __m512i bytes = hwy::IsSame<Out, uint8_t>() ? _mm512_packus_epi16(w01, w23)
+                                                      : _mm512_packs_epi16(w01, w23);
+    // Dword 4b + q of `bytes` holds block q's lanes 4b..4b+3.
+    return _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
+  };
+  if (stream) {
+    const size_t misalignment = reinterpret_cast<uintptr_t>(y) % kLine;
+    const size_t head = HWY_MIN(n, misalignment == 0 ? 0 : kLine - misalignment);
+    for (; i < head; ++i) y[i] = one(i);
+    for (; i + kLine <= n; i += kLine) _mm512_stream_si512(reinterpret_cast<__m512i*>(y + i), line(i));
+    hwy::FlushStream();
+  }
+  for (; i + kLine <= n; i += kLine) _mm512_storeu_si512(y + i, line(i));
+#else
+  const hn::ScalableTag<Out> d_line;
   if (stream && hn::Lanes(d_line) <= kLine) {
     const size_t misalignment = reinterpret_cast<uintptr_t>(y) % kLine;
     const size_t head = HWY_MIN(n, misalignment == 0 ? 0 : kLine - misalignment);
     for (; i < head; ++i) y[i] = one(i);
     HWY_ALIGN Out line[kLine];
     for (; i + kLine <= n; i += kLine) {
-      for (size_t j = 0; j < kLine; j += lanes) block(i + j, line + j);
+      for (size_t j = 0; j < kLine; j += lanes) StoreBytes(block(i + j), line + j);
       for (size_t j = 0; j < kLine; j += hn::Lanes(d_line)) {
         hn::Stream(hn::Load(d_line, line + j), d_line, y + i + j);
       }
     }
     hwy::FlushStream();
   }
-  for (; i + lanes <= n; i += lanes) block(i, y + i);
+#endif
+  for (; i + lanes <= n; i += lanes) StoreBytes(block(i), y + i);
   for (; i < n; ++i) y[i] = one(i);
 }
 #endif  // HWY_NATIVE_FMA
@@ -261,32 +287,37 @@ HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, int32_t bias, d
   const V b = hn::Set(D(), bias), mp = hn::Set(D(), positive), mn = hn::Set(D(), negative);
   const VF fast_positive = hn::Set(DF(), FastMultiplier(positive));
   const VF fast_negative = hn::Set(DF(), FastMultiplier(negative));
-  // acc + bias wraps exactly where (bias < 0 ? ~acc : acc) > INT32_MAX - |bias|
-  // (for bias < 0: acc < INT32_MIN - bias, and ~acc = -acc - 1), and then
-  // k is the wrapped sum plus 2^32 times bias's sign.
   const DF df;
   const VI splat_bias = hn::Set(di, bias);
-  const VI flip = hn::Set(di, bias < 0 ? -1 : 0);
-  const VI limit = hn::Set(
-      di, static_cast<int32_t>(int64_t{INT32_MAX} - (bias < 0 ? -int64_t{bias} : int64_t{bias})));
   const VF carry = hn::Set(df, bias < 0 ? -0x1p32f : 0x1p32f);
   const auto exact = [&](size_t j) {
-    return ToBytes<Out>(Requantize(hn::Add(LoadInt32(acc + j), b), mp, mn, splat_zero_point,
-                                   splat_low, splat_high));
+    return RequantizeExact(hn::Add(LoadInt32(acc + j), b), mp, mn, splat_zero_point, splat_low,
+                           splat_high);
   };
-  RequantizeLoop<Out>(
-      n, y, stream,
-      [&](size_t j, Out* out) {
-        const VI a = hn::LoadU(di, acc + j);
-        const auto wrapped = hn::RebindMask(df, hn::Gt(hn::Xor(a, flip), limit));
-        const VF kf = hn::Add(hn::ConvertTo(df, hn::Add(a, splat_bias)),
-                              hn::IfThenElseZero(wrapped, carry));
-        if (FastBlock(kf, fast_positive, fast_negative, fast_low, fast_high, fast_byte, out)) {
-          return;
-        }
-        ExactBlock(j, out, exact);
-      },
-      [&](size_t j) { return RequantizeOne<Out>(acc[j], bias, positive, negative, s); });
+  const auto one = [&](size_t j) {
+    return RequantizeOne<Out>(acc[j], bias, positive, negative, s);
+  };
+  // One loop per sign of the bias: acc + bias wraps exactly where the sum
+  // moves against the bias's sign (below acc for bias >= 0, above it for
+  // bias < 0), and k is then the sum plus 2^32 times the bias's sign.
+  const auto loop = [&](auto negative_bias) {
+    RequantizeLoop<Out>(
+        n, y, stream,
+        [&](size_t j) {
+          const VI a = hn::LoadU(di, acc + j);
+          const VI sum = hn::Add(a, splat_bias);
+          const auto wrapped = decltype(negative_bias)::value ? hn::Gt(sum, a) : hn::Lt(sum, a);
+          const VF kf = AddWhere(hn::RebindMask(df, wrapped), hn::ConvertTo(df, sum), carry);
+          return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high,
+                            fast_zero_point, j, exact);
+        },
+        one);
+  };
+  if (bias < 0) {
+    loop(std::true_type());
+  } else {
+    loop(std::false_type());
+  }
 #else
   (void)stream;
   for (size_t j = 0; j < n; ++j) y[j] = RequantizeOne<Out>(acc[j], bias, positive, negative, s);
@@ -320,14 +351,14 @@ HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y,
     V k = LoadInt32(acc + j);
     if (b != nullptr) k = hn::Add(k, LoadInt32(b + j));
     if (step != 0) {
-      return ToBytes<Out>(Requantize(k, hn::LoadU(d, positive + j), hn::LoadU(d, negative + j),
-                                     splat_zero_point, splat_low, splat_high));
+      return RequantizeExact(k, hn::LoadU(d, positive + j), hn::LoadU(d, negative + j),
+                             splat_zero_point, splat_low, splat_high);
     }
-    return ToBytes<Out>(Requantize(k, mp, mn, splat_zero_point, splat_low, splat_high));
+    return RequantizeExact(k, mp, mn, splat_zero_point, splat_low, splat_high);
   };
   RequantizeLoop<Out>(
       n, y, stream,
-      [&](size_t j, Out* out) {
+      [&](size_t j) {
         const VI a = hn::LoadU(di, acc + j);
         VF kf;
         if (b != nullptr) {
@@ -338,17 +369,17 @@ HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y,
           const auto wrapped = hn::RebindMask(
               df, hn::Lt(hn::And(hn::Xor(k, a), hn::Xor(k, bias_j)), hn::Zero(di)));
           const VF carry = hn::CopySign(hn::Set(df, 0x1p32f), hn::ConvertTo(df, bias_j));
-          kf = hn::Add(hn::ConvertTo(df, k), hn::IfThenElseZero(wrapped, carry));
+          kf = AddWhere(wrapped, hn::ConvertTo(df, k), carry);
         } else {
           kf = hn::ConvertTo(df, a);
         }
-        const bool done =
-            step != 0 ? FastBlock(kf, LoadFastMultipliers(positive + j),
-                                  LoadFastMultipliers(negative + j), fast_low, fast_high,
-                                  fast_byte, out)
-                      : FastBlock(kf, fast_positive, fast_negative, fast_low, fast_high,
-                                  fast_byte, out);
-        if (!done) ExactBlock(j, out, exact);
+        if (step != 0) {
+          return Requantize(kf, LoadFastMultipliers(positive + j),
+                            LoadFastMultipliers(negative + j), fast_low, fast_high,
+                            fast_zero_point, j, exact);
+        }
+        return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high, fast_zero_point,
+                          j, exact);
       },
       one);
 #else
