@@ -297,27 +297,25 @@ HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, int32_t bias, d
   const auto one = [&](size_t j) {
     return RequantizeOne<Out>(acc[j], bias, positive, negative, s);
   };
-  // One loop per sign of the bias: acc + bias wraps exactly where the sum
-  // moves against the bias's sign (below acc for bias >= 0, above it for
-  // bias < 0), and k is then the sum plus 2^32 times the bias's sign.
-  const auto loop = [&](auto negative_bias) {
-    RequantizeLoop<Out>(
-        n, y, stream,
-        [&](size_t j) {
-          const VI a = hn::LoadU(di, acc + j);
-          const VI sum = hn::Add(a, splat_bias);
-          const auto wrapped = decltype(negative_bias)::value ? hn::Gt(sum, a) : hn::Lt(sum, a);
-          const VF kf = AddWhere(hn::RebindMask(df, wrapped), hn::ConvertTo(df, sum), carry);
-          return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high,
-                            fast_zero_point, j, exact);
-        },
-        one);
-  };
-  if (bias < 0) {
-    loop(std::true_type());
-  } else {
-    loop(std::false_type());
-  }
+  // acc + bias wraps exactly where (bias < 0 ? ~acc : acc) > INT32_MAX - |bias|
+  // (for bias < 0: acc < INT32_MIN - bias, and ~acc = -acc - 1), and k is
+  // then the wrapped sum plus 2^32 times the bias's sign. (A loop per sign
+  // of the bias, testing the sum against acc, was measured slower: 8.1-9.1
+  // GB/s against 10.2-11.0 at 64 Mi, 1 thread, in alternating runs.)
+  const VI flip = hn::Set(di, bias < 0 ? -1 : 0);
+  const VI limit = hn::Set(
+      di, static_cast<int32_t>(int64_t{INT32_MAX} - (bias < 0 ? -int64_t{bias} : int64_t{bias})));
+  RequantizeLoop<Out>(
+      n, y, stream,
+      [&](size_t j) {
+        const VI a = hn::LoadU(di, acc + j);
+        const auto wrapped = hn::RebindMask(df, hn::Gt(hn::Xor(a, flip), limit));
+        const VF kf = hn::Add(hn::ConvertTo(df, hn::Add(a, splat_bias)),
+                              hn::IfThenElseZero(wrapped, carry));
+        return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high, fast_zero_point,
+                          j, exact);
+      },
+      one);
 #else
   (void)stream;
   for (size_t j = 0; j < n; ++j) y[j] = RequantizeOne<Out>(acc[j], bias, positive, negative, s);
