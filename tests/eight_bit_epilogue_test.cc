@@ -371,7 +371,7 @@ TEST_F(EightBitEpilogue, FastPathBoundary) {
     for (int j : {9, 14, 20}) {
       for (double e : {0.0, 0x1p-30, -0x1p-30, 0x1p-20, -0x1p-20, 0x1p-19, -0x1p-19, 0x1p-18,
                        -0x1p-18, 0x1p-13, -0x1p-13}) {
-        for (const Layout& layout : {Layout{1, 1, 0}, Layout{0, 7, 1}}) {
+        for (const Layout& layout : {Layout{1, 1, 0}, Layout{0, 41, 1}}) {
           Case c;
           c.params = Params(type, type == LEAKY_QU8 ? 128 : 0, 0);
           c.positive = {std::ldexp(1.0 + e, -j)};
@@ -381,7 +381,7 @@ TEST_F(EightBitEpilogue, FastPathBoundary) {
             const int64_t k = (2 * t + 1) << (j - 1);
             for (int64_t d : {0, -1, 1}) acc.push_back(static_cast<int32_t>(k + d));
           }
-          c.outer = layout.inner == 1 ? acc.size() / 7 : 1;
+          c.outer = layout.inner == 1 ? acc.size() / layout.channels : 1;
           c.channels = layout.channels;
           c.inner = layout.inner == 1 ? 1 : acc.size();
           acc.resize(c.n());
