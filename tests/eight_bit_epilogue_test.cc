@@ -317,8 +317,8 @@ TEST_F(EightBitEpilogue, Ties) {
 // offsets (t + 1/2) e across the bound.
 TEST_F(EightBitEpilogue, FastPathBoundary) {
   std::mt19937_64 rng(29);
-  const double offsets[] = {0,      0x1p-40,           0x1p-24, 0x1p-16,
-                            0x1p-12 - 0x1p-20, 0x1p-12, 0x1p-12 + 0x1p-20, 0x1p-11};
+  const double offsets[] = {0,       0x1p-40,           0x1p-24, 0x1p-16, 0x1p-12 - 0x1p-20,
+                            0x1p-12, 0x1p-12 + 0x1p-20, 0x1p-11};
   struct Probe {
     int64_t k;
     double m;  // k * m = the probe's P, exactly or within 2^-53 relative
@@ -387,8 +387,8 @@ TEST_F(EightBitEpilogue, FastPathBoundary) {
           acc.resize(c.n());
           c.acc = acc;
           char name[96];
-          std::snprintf(name, sizeof(name), "fast path boundary per tensor 2^-%d (1 %+a) %s", j,
-                        e, layout.inner == 1 ? "channels-last" : "rows");
+          std::snprintf(name, sizeof(name), "fast path boundary per tensor 2^-%d (1 %+a) %s", j, e,
+                        layout.inner == 1 ? "channels-last" : "rows");
           c.name = name;
           failures += RunCase(c);
         }

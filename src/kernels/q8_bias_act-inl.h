@@ -148,12 +148,12 @@ HWY_INLINE float FastMultiplier(double m) {
 
 // The splatted scalars. Locals, not members: SVE vectors are sizeless
 // types that no struct may hold.
-#define LEAKY_Q8_SPLATS(s)                                               \
-  const V splat_zero_point = hn::Set(D(), (s).zero_point);              \
-  const V splat_low = hn::Set(D(), (s).low);                            \
-  const V splat_high = hn::Set(D(), (s).high);                          \
-  const VF fast_low = hn::Set(DF(), static_cast<float>((s).low));       \
-  const VF fast_high = hn::Set(DF(), static_cast<float>((s).high));     \
+#define LEAKY_Q8_SPLATS(s)                                          \
+  const V splat_zero_point = hn::Set(D(), (s).zero_point);          \
+  const V splat_low = hn::Set(D(), (s).low);                        \
+  const V splat_high = hn::Set(D(), (s).high);                      \
+  const VF fast_low = hn::Set(DF(), static_cast<float>((s).low));   \
+  const VF fast_high = hn::Set(DF(), static_cast<float>((s).high)); \
   const VF fast_zero_point = hn::Set(DF(), static_cast<float>((s).zero_point) + kMagic)
 
 HWY_INLINE V RequantizeExact(V k, V positive, V negative, V zero_point, V low, V high) {
@@ -178,8 +178,8 @@ HWY_INLINE V LoadInt32(const int32_t* p) {
 // tie, else the exact path's, `exact(j)` giving the f64 results of lanes
 // j..j+Lanes(D())-1.
 template <class Exact>
-HWY_INLINE VI Requantize(VF kf, VF positive, VF negative, VF low, VF high, VF zero_point,
-                         size_t j, const Exact& exact) {
+HWY_INLINE VI Requantize(VF kf, VF positive, VF negative, VF low, VF high, VF zero_point, size_t j,
+                         const Exact& exact) {
   const DF df;
   const DI di;
   const VF a = hn::Mul(kf, hn::IfThenElse(hn::Lt(kf, hn::Zero(df)), negative, positive));
@@ -233,8 +233,7 @@ HWY_INLINE void StoreBytes(VI v, Out* y) {
 // as whole aligned vectors. A line built by narrow stores and read back
 // at once would stall on store forwarding on every line.
 template <class Out, class Block, class One>
-HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, const Block& block,
-                               const One& one) {
+HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, const Block& block, const One& one) {
   constexpr size_t kLine = 64;
   const size_t lanes = hn::Lanes(DI());
   size_t i = 0;
@@ -242,8 +241,8 @@ HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, const Block& block
   const auto line = [&](size_t j) {
     const __m512i w01 = _mm512_packs_epi32(block(j).raw, block(j + 16).raw);
     const __m512i w23 = _mm512_packs_epi32(block(j + 32).raw, block(j + 48).raw);
-    const __m512i bytes = hwy::IsSame<Out, uint8_t>() ? _mm512_packus_epi16(w01, w23)
-                                                      : _mm512_packs_epi16(w01, w23);
+    const __m512i bytes =
+        hwy::IsSame<Out, uint8_t>() ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
     // Dword 4b + q of `bytes` holds block q's lanes 4b..4b+3.
     return _mm512_permutexvar_epi32(
         _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
@@ -252,7 +251,8 @@ HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, const Block& block
     const size_t misalignment = reinterpret_cast<uintptr_t>(y) % kLine;
     const size_t head = HWY_MIN(n, misalignment == 0 ? 0 : kLine - misalignment);
     for (; i < head; ++i) y[i] = one(i);
-    for (; i + kLine <= n; i += kLine) _mm512_stream_si512(reinterpret_cast<__m512i*>(y + i), line(i));
+    for (; i + kLine <= n; i += kLine)
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(y + i), line(i));
     hwy::FlushStream();
   }
   for (; i + kLine <= n; i += kLine) _mm512_storeu_si512(y + i, line(i));
@@ -310,10 +310,10 @@ HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, int32_t bias, d
       [&](size_t j) {
         const VI a = hn::LoadU(di, acc + j);
         const auto wrapped = hn::RebindMask(df, hn::Gt(hn::Xor(a, flip), limit));
-        const VF kf = hn::Add(hn::ConvertTo(df, hn::Add(a, splat_bias)),
-                              hn::IfThenElseZero(wrapped, carry));
-        return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high, fast_zero_point,
-                          j, exact);
+        const VF kf =
+            hn::Add(hn::ConvertTo(df, hn::Add(a, splat_bias)), hn::IfThenElseZero(wrapped, carry));
+        return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high, fast_zero_point, j,
+                          exact);
       },
       one);
 #else
@@ -326,9 +326,8 @@ HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, int32_t bias, d
 // the per-channel multipliers are vector sources (null bias: 0; a
 // per-tensor multiplier: its one value).
 template <class Out>
-HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y,
-                           const int32_t* bias, const kernels::Q8BiasActParams& q,
-                           const Scalars& s, bool stream) {
+HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y, const int32_t* bias,
+                           const kernels::Q8BiasActParams& q, const Scalars& s, bool stream) {
   const double* positive = q.per_channel ? q.positive_multiplier + first : q.positive_multiplier;
   const double* negative = q.per_channel ? q.negative_multiplier + first : q.negative_multiplier;
   const int32_t* b = bias != nullptr ? bias + first : nullptr;
@@ -364,8 +363,8 @@ HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y,
           // sum plus 2^32 times the bias's sign.
           const VI bias_j = hn::LoadU(di, b + j);
           const VI k = hn::Add(a, bias_j);
-          const auto wrapped = hn::RebindMask(
-              df, hn::Lt(hn::And(hn::Xor(k, a), hn::Xor(k, bias_j)), hn::Zero(di)));
+          const auto wrapped =
+              hn::RebindMask(df, hn::Lt(hn::And(hn::Xor(k, a), hn::Xor(k, bias_j)), hn::Zero(di)));
           const VF carry = hn::CopySign(hn::Set(df, 0x1p32f), hn::ConvertTo(df, bias_j));
           kf = AddWhere(wrapped, hn::ConvertTo(df, k), carry);
         } else {
@@ -373,11 +372,11 @@ HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y,
         }
         if (step != 0) {
           return Requantize(kf, LoadFastMultipliers(positive + j),
-                            LoadFastMultipliers(negative + j), fast_low, fast_high,
-                            fast_zero_point, j, exact);
+                            LoadFastMultipliers(negative + j), fast_low, fast_high, fast_zero_point,
+                            j, exact);
         }
-        return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high, fast_zero_point,
-                          j, exact);
+        return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high, fast_zero_point, j,
+                          exact);
       },
       one);
 #else
@@ -401,8 +400,8 @@ void Run(size_t n, size_t start, const int32_t* acc, const int32_t* bias, Out* y
       const size_t c = channels == 1 ? 0 : (index / inner) % channels;
       segment = channels == 1 ? n - i : HWY_MIN(n - i, inner - index % inner);
       const size_t m = q.per_channel ? c : 0;
-      OneChannel(segment, acc + i, y + i, bias != nullptr ? bias[c] : 0,
-                 q.positive_multiplier[m], q.negative_multiplier[m], s, stream);
+      OneChannel(segment, acc + i, y + i, bias != nullptr ? bias[c] : 0, q.positive_multiplier[m],
+                 q.negative_multiplier[m], s, stream);
     } else {
       const size_t c = index % channels;
       segment = HWY_MIN(n - i, channels - c);
