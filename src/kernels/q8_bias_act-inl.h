@@ -310,8 +310,7 @@ HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, int32_t bias, d
       [&](size_t j) {
         const VI a = hn::LoadU(di, acc + j);
         const auto wrapped = hn::RebindMask(df, hn::Gt(hn::Xor(a, flip), limit));
-        const VF kf =
-            hn::Add(hn::ConvertTo(df, hn::Add(a, splat_bias)), hn::IfThenElseZero(wrapped, carry));
+        const VF kf = AddWhere(wrapped, hn::ConvertTo(df, hn::Add(a, splat_bias)), carry);
         return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high, fast_zero_point, j,
                           exact);
       },
