@@ -10,10 +10,12 @@
 // leave y untouched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <limits>
 #include <random>
@@ -298,6 +300,99 @@ TEST_F(EightBitEpilogue, Ties) {
       c.positive = {v};
       c.negative = {v};
       failures += RunCase(c);
+    }
+  }
+  EXPECT_EQ(failures, 0u);
+}
+
+// The fast path's boundary (q8_bias_act-inl.h, FastBlock: the f32 product
+// answers when every lane is more than 2^-12 from a tie, the exact path
+// otherwise). Products P = t + 1/2 + offset for offsets 0 (on the tie),
+// +-2^-40 and +-2^-24 (the f32 product lands on the tie), +-2^-16, at the
+// bound (2^-12 and 2^-12 +- 2^-20) and beyond it (2^-11), each side:
+// per channel as k = +-2^j with M = P / k exact (k exact in f32, M not) and
+// as a large k with M = RN(P / k) (the f32 product's error at its largest),
+// in rows and channels-last, with a bias; and per tensor, M = 2^-j (1 + e)
+// on every tie k = (2t + 1) 2^(j-1) and its neighbours, which sweeps the
+// offsets (t + 1/2) e across the bound.
+TEST_F(EightBitEpilogue, FastPathBoundary) {
+  std::mt19937_64 rng(29);
+  const double offsets[] = {0,       0x1p-40,           0x1p-24, 0x1p-16, 0x1p-12 - 0x1p-20,
+                            0x1p-12, 0x1p-12 + 0x1p-20, 0x1p-11};
+  struct Probe {
+    int64_t k;
+    double m;  // k * m = the probe's P, exactly or within 2^-53 relative
+  };
+  std::vector<Probe> positive_k, negative_k;
+  std::uniform_int_distribution<int> tie_below(-130, 129), shift(0, 30), sign(0, 1);
+  std::uniform_int_distribution<int64_t> large(int64_t{1} << 24, INT32_MAX);
+  for (double offset : offsets) {
+    for (double side : {1.0, -1.0}) {
+      for (int repeat = 0; repeat < 8; ++repeat) {
+        const double product = tie_below(rng) + 0.5 + side * offset;  // exact in double
+        for (int64_t k : {int64_t{1} << shift(rng), large(rng)}) {
+          const int64_t signed_k = sign(rng) ? -k : k;
+          (signed_k > 0 ? positive_k : negative_k)
+              .push_back({signed_k, product / static_cast<double>(signed_k)});
+        }
+      }
+    }
+  }
+  const size_t channels = std::min(positive_k.size(), negative_k.size());
+  std::uniform_int_distribution<int32_t> small_bias(-1000, 1000);
+  size_t failures = 0;
+  for (leaky_type8 type : {LEAKY_QU8, LEAKY_QS8}) {
+    for (const Layout& layout : {Layout{1, channels, 37}, Layout{37, channels, 1}}) {
+      Case c;
+      c.params = Params(type, type == LEAKY_QU8 ? 128 : 0, 1);
+      c.outer = layout.outer;
+      c.channels = layout.channels;
+      c.inner = layout.inner;
+      c.name = std::string("fast path boundary per channel ") +
+               (layout.inner == 1 ? "channels-last" : "rows");
+      for (size_t ch = 0; ch < channels; ++ch) {
+        c.positive.push_back(positive_k[ch].m);
+        c.negative.push_back(negative_k[ch].m);
+        const int32_t b = small_bias(rng);
+        // A bias that would push a k beyond int32 is dropped to 0.
+        const bool fits = std::llabs(positive_k[ch].k) < INT32_MAX - 1000 &&
+                          std::llabs(negative_k[ch].k) < INT32_MAX - 1000;
+        c.bias.push_back(fits ? b : 0);
+      }
+      for (size_t i = 0; i < c.n(); ++i) {
+        const size_t ch = (i / c.inner) % c.channels;
+        const Probe& probe = i % 2 ? negative_k[ch] : positive_k[ch];
+        c.acc.push_back(static_cast<int32_t>(probe.k - c.bias[ch]));
+      }
+      failures += RunCase(c);
+    }
+  }
+  for (leaky_type8 type : {LEAKY_QU8, LEAKY_QS8}) {
+    for (int j : {9, 14, 20}) {
+      for (double e : {0.0, 0x1p-30, -0x1p-30, 0x1p-20, -0x1p-20, 0x1p-19, -0x1p-19, 0x1p-18,
+                       -0x1p-18, 0x1p-13, -0x1p-13}) {
+        for (const Layout& layout : {Layout{1, 1, 0}, Layout{0, 41, 1}}) {
+          Case c;
+          c.params = Params(type, type == LEAKY_QU8 ? 128 : 0, 0);
+          c.positive = {std::ldexp(1.0 + e, -j)};
+          c.negative = {c.positive[0]};
+          std::vector<int32_t> acc;
+          for (int64_t t = -131; t <= 130; ++t) {
+            const int64_t k = (2 * t + 1) << (j - 1);
+            for (int64_t d : {0, -1, 1}) acc.push_back(static_cast<int32_t>(k + d));
+          }
+          c.outer = layout.inner == 1 ? acc.size() / layout.channels : 1;
+          c.channels = layout.channels;
+          c.inner = layout.inner == 1 ? 1 : acc.size();
+          acc.resize(c.n());
+          c.acc = acc;
+          char name[96];
+          std::snprintf(name, sizeof(name), "fast path boundary per tensor 2^-%d (1 %+a) %s", j, e,
+                        layout.inner == 1 ? "channels-last" : "rows");
+          c.name = name;
+          failures += RunCase(c);
+        }
+      }
     }
   }
   EXPECT_EQ(failures, 0u);

@@ -1,8 +1,11 @@
 // The conv epilogue (eight_bit.h's leaky_q8_bias_act_forward): int32
 // accumulators plus an int32 bias, times the sign's multiplier, rounded
-// exactly (ties to even) to qu8/qs8, in one pass on f64 lanes.
+// exactly (ties to even) to qu8/qs8, in one pass: a fast path on f32 lanes
+// answers every vector whose lanes all lie clear of a rounding tie (the
+// argument is above Requantize), and the exact path on f64 lanes, below, takes
+// the rest (and every element on targets without FMA).
 //
-// Why the result is exact. k = acc + bias is an integer with |k| < 2^33, so
+// Why the exact path's result is exact. k = acc + bias is an integer with |k| < 2^33, so
 // it is exact in a double, and so is the int32 -> f64 widening. For a double
 // M the exact product k * M is the double-double p + e:
 //   p = k * M           (rounded),
@@ -43,6 +46,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "hwy/highway.h"
 #include "kernels/kernels.h"
@@ -89,17 +93,70 @@ HWY_INLINE Out RequantizeOne(int32_t acc, double bias, double positive, double n
 }
 
 #if HWY_NATIVE_FMA
+// The exact path: f64 lanes (half as many as the int32 vector's).
 using D = hn::ScalableTag<double>;
 using V = hn::Vec<D>;
+// The fast path: the int32 vector's lanes, as f32.
+using DF = hn::Repartition<float, D>;
+using DI = hn::RebindToSigned<DF>;
+using VF = hn::Vec<DF>;
+using VI = hn::Vec<DI>;
+
+// The fast path (every lane of an int32 vector at once, in f32) and why it
+// is exact wherever it answers.
+//
+// k = acc + bias is added in int32 and, where that wraps (|k| in
+// [2^31, 2^32]), mended by +-2^32 in f32: kf = fl(fl(w) +- 2^32) for the
+// wrapped w, |w| <= |k|, is k within 2 * 2^-23 relative; otherwise
+// kf = fl(k), within 2^-23. M goes to f32 once per channel, first capped at
+// 2^64 in magnitude: a capped M gives |k M| >= 2^64 for every k != 0,
+// clamped like the true product, and keeps the product finite. Each f32
+// rounding is off by at most 2^-23 of its result (any rounding mode) plus
+// 2^-149 should it land among the subnormals, so a = fl(kf * fl(M)) has
+//   |a - k M| <= 4.0001 * 2^-23 |k M| + 2^-117
+// (the last term: M's rounding among the subnormals, times |k| <= 2^32).
+// Only |a| < 257 needs the bound: if |a| >= 257 then |k M| > 256.99, and
+// round(a) and round(k M) both lie beyond every clamp (output_min and
+// output_max are within 255 of the zero point) on the same side, so the
+// clamp gives the same byte. If |a| < 257, |k M| < 257.01 and
+// |a - k M| < 1.3e-4, below kFastBound = 2^-12 (2.4e-4). With t = round(a)
+// (ties to even, mode-independent) and f = a - t (exact: a and t are
+// multiples of ulp(a) while |a| < 2^23; beyond, f = 0): when
+// |f| <= 1/2 - 2^-12, k M lies within |f| + 2^-12 < 1/2 of t, strictly, so
+// t is round(k M) whatever the tie rule. A vector with any lane where
+// |f| > 1/2 - 2^-12 (within the bound of a tie) takes the exact f64 path
+// instead; the test is conservative because it flags every lane the
+// argument does not cover (and some it would, at |a| >= 257: harmless).
+//
+// How often: a product spread over its fractional part is flagged with
+// probability 2^-11 a lane, so 1 - (1 - 2^-11)^16 = 0.8% of 16-lane
+// vectors fall back. Power-of-two multipliers with exact ties on many
+// lanes fall back on those vectors and run at the exact path's speed.
+constexpr float kFastBound = 0x1p-12f;
+constexpr float kNearTie = 0.5f - kFastBound;
+constexpr double kMultiplierCap = 0x1p64;
+// Added to an integer r in [-2^22, 2^22], this float's bits are kMagicBits
+// + r: the integer is a bit cast and a subtraction away (no conversion,
+// whose overflow fix-up costs more).
+constexpr float kMagic = 0x1.8p23f;
+constexpr int32_t kMagicBits = 0x4B400000;
+
+HWY_INLINE float FastMultiplier(double m) {
+  // Capped in double: converting a double beyond float's range is undefined.
+  return static_cast<float>(HWY_MIN(HWY_MAX(m, -kMultiplierCap), kMultiplierCap));
+}
 
 // The splatted scalars. Locals, not members: SVE vectors are sizeless
 // types that no struct may hold.
-#define LEAKY_Q8_SPLATS(s)                                  \
-  const V splat_zero_point = hn::Set(D(), (s).zero_point); \
-  const V splat_low = hn::Set(D(), (s).low);               \
-  const V splat_high = hn::Set(D(), (s).high)
+#define LEAKY_Q8_SPLATS(s)                                          \
+  const V splat_zero_point = hn::Set(D(), (s).zero_point);          \
+  const V splat_low = hn::Set(D(), (s).low);                        \
+  const V splat_high = hn::Set(D(), (s).high);                      \
+  const VF fast_low = hn::Set(DF(), static_cast<float>((s).low));   \
+  const VF fast_high = hn::Set(DF(), static_cast<float>((s).high)); \
+  const VF fast_zero_point = hn::Set(DF(), static_cast<float>((s).zero_point) + kMagic)
 
-HWY_INLINE V Requantize(V k, V positive, V negative, V zero_point, V low, V high) {
+HWY_INLINE V RequantizeExact(V k, V positive, V negative, V zero_point, V low, V high) {
   const D d;
   const V zero = hn::Zero(d), half = hn::Set(d, 0.5);
   const V m = hn::IfThenElse(hn::Lt(k, zero), negative, positive);
@@ -112,62 +169,152 @@ HWY_INLINE V Requantize(V k, V positive, V negative, V zero_point, V low, V high
   return hn::Add(hn::Min(hn::Max(r, low), high), zero_point);
 }
 
-template <class Out>
-HWY_INLINE hn::Vec<hn::Rebind<Out, D>> ToBytes(V r) {
-  // In range already: both demotions are exact.
-  return hn::DemoteTo(hn::Rebind<Out, D>(), hn::DemoteTo(hn::Rebind<int32_t, D>(), r));
-}
-
 HWY_INLINE V LoadInt32(const int32_t* p) {
   return hn::PromoteTo(D(), hn::LoadU(hn::Rebind<int32_t, D>(), p));
 }
 
-// A run of n elements through `vector(j)` (lanes j..j+N-1, as Out) and
-// `one(j)`. Streamed (when asked) one 64-byte line at a time: the results
-// of a line gather in a buffer and go out as whole aligned vectors, since
-// an f64 vector's results fill only an eighth of a byte vector.
-template <class Out, class Vector, class One>
-HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, const Vector& vector,
-                               const One& one) {
-  const hn::Rebind<Out, D> d_out;
-  const hn::ScalableTag<Out> d_line;
+// The outputs of Lanes(DI()) elements as int32 (zero point added, clamped):
+// the fast path's from kf (k = acc + bias in f32) when no lane is near a
+// tie, else the exact path's, `exact(j)` giving the f64 results of lanes
+// j..j+Lanes(D())-1.
+template <class Exact>
+HWY_INLINE VI Requantize(VF kf, VF positive, VF negative, VF low, VF high, VF zero_point, size_t j,
+                         const Exact& exact) {
+  const DF df;
+  const DI di;
+  const VF a = hn::Mul(kf, hn::IfThenElse(hn::Lt(kf, hn::Zero(df)), negative, positive));
+  const VF t = hn::Round(a);
+  if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(a, t)), hn::Set(df, kNearTie))))) {
+    const hn::Rebind<int32_t, D> d32;
+    const size_t half = hn::Lanes(D());
+    return hn::Combine(di, hn::DemoteTo(d32, exact(j + half)), hn::DemoteTo(d32, exact(j)));
+  }
+  const VF r = hn::Add(hn::Min(hn::Max(t, low), high), zero_point);
+  return hn::Sub(hn::BitCast(di, r), hn::Set(di, kMagicBits));
+}
+
+// v + add where m is set, v elsewhere.
+HWY_INLINE VF AddWhere(hn::Mask<DF> m, VF v, VF add) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  return VF{_mm512_mask_add_ps(v.raw, m.raw, v.raw, add.raw)};  // one masked add
+#else
+  return hn::Add(v, hn::IfThenElseZero(m, add));
+#endif
+}
+
+// The multipliers of Lanes(DF()) channels, capped and in f32.
+HWY_INLINE VF LoadFastMultipliers(const double* m) {
+  const D d;
+  const DF df;
+  const hn::Rebind<float, D> dh;
+  const VF v = hn::Combine(df, hn::DemoteTo(dh, hn::LoadU(d, m + hn::Lanes(d))),
+                           hn::DemoteTo(dh, hn::LoadU(d, m)));
+  const VF cap = hn::Set(df, static_cast<float>(kMultiplierCap));
+  return hn::Min(hn::Max(v, hn::Neg(cap)), cap);  // an infinity from the demotion too
+}
+
+// Lanes(DI()) outputs, in range already, as bytes.
+template <class Out>
+HWY_INLINE void StoreBytes(VI v, Out* y) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  // vpmovdb: one instruction (Highway 1.0.3's DemoteTo is four, and its
+  // TruncateTo for AVX3_DL permutes 32-bit lanes by byte indices).
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(y), _mm512_cvtepi32_epi8(v.raw));
+#else
+  hn::StoreU(hn::DemoteTo(hn::Rebind<Out, DI>(), v), hn::Rebind<Out, DI>(), y);
+#endif
+}
+
+// A run of n elements through `block(j)` (the int32 outputs of lanes
+// j..j+Lanes(DI())-1) and `one(j)`, streamed when asked. One 64-byte line
+// at a time: on AVX-512 four blocks pack into one byte vector in registers
+// (two saturating packs, exact for values in range, and a permute back to
+// element order); elsewhere the blocks' bytes gather in a buffer and go out
+// as whole aligned vectors. A line built by narrow stores and read back
+// at once would stall on store forwarding on every line.
+template <class Out, class Block, class One>
+HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, const Block& block, const One& one) {
   constexpr size_t kLine = 64;
-  const size_t lanes = hn::Lanes(D());
+  const size_t lanes = hn::Lanes(DI());
   size_t i = 0;
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  const auto line = [&](size_t j) {
+    const __m512i w01 = _mm512_packs_epi32(block(j).raw, block(j + 16).raw);
+    const __m512i w23 = _mm512_packs_epi32(block(j + 32).raw, block(j + 48).raw);
+    const __m512i bytes =
+        hwy::IsSame<Out, uint8_t>() ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
+    // Dword 4b + q of `bytes` holds block q's lanes 4b..4b+3.
+    return _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
+  };
+  if (stream) {
+    const size_t misalignment = reinterpret_cast<uintptr_t>(y) % kLine;
+    const size_t head = HWY_MIN(n, misalignment == 0 ? 0 : kLine - misalignment);
+    for (; i < head; ++i) y[i] = one(i);
+    for (; i + kLine <= n; i += kLine)
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(y + i), line(i));
+    hwy::FlushStream();
+  }
+  for (; i + kLine <= n; i += kLine) _mm512_storeu_si512(y + i, line(i));
+#else
+  const hn::ScalableTag<Out> d_line;
   if (stream && hn::Lanes(d_line) <= kLine) {
     const size_t misalignment = reinterpret_cast<uintptr_t>(y) % kLine;
     const size_t head = HWY_MIN(n, misalignment == 0 ? 0 : kLine - misalignment);
     for (; i < head; ++i) y[i] = one(i);
     HWY_ALIGN Out line[kLine];
     for (; i + kLine <= n; i += kLine) {
-      for (size_t j = 0; j < kLine; j += lanes) hn::StoreU(vector(i + j), d_out, line + j);
+      for (size_t j = 0; j < kLine; j += lanes) StoreBytes(block(i + j), line + j);
       for (size_t j = 0; j < kLine; j += hn::Lanes(d_line)) {
         hn::Stream(hn::Load(d_line, line + j), d_line, y + i + j);
       }
     }
     hwy::FlushStream();
   }
-  for (; i + 2 * lanes <= n; i += 2 * lanes) {
-    const auto v0 = vector(i), v1 = vector(i + lanes);
-    hn::StoreU(v0, d_out, y + i);
-    hn::StoreU(v1, d_out, y + i + lanes);
-  }
-  for (; i + lanes <= n; i += lanes) hn::StoreU(vector(i), d_out, y + i);
+#endif
+  for (; i + lanes <= n; i += lanes) StoreBytes(block(i), y + i);
   for (; i < n; ++i) y[i] = one(i);
 }
 #endif  // HWY_NATIVE_FMA
 
 // n elements of one channel: one bias, one pair of multipliers.
 template <class Out>
-HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, double bias, double positive,
+HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, int32_t bias, double positive,
                            double negative, const Scalars& s, bool stream) {
 #if HWY_NATIVE_FMA
   LEAKY_Q8_SPLATS(s);
+  const DI di;
   const V b = hn::Set(D(), bias), mp = hn::Set(D(), positive), mn = hn::Set(D(), negative);
+  const VF fast_positive = hn::Set(DF(), FastMultiplier(positive));
+  const VF fast_negative = hn::Set(DF(), FastMultiplier(negative));
+  const DF df;
+  const VI splat_bias = hn::Set(di, bias);
+  const VF carry = hn::Set(df, bias < 0 ? -0x1p32f : 0x1p32f);
+  const auto exact = [&](size_t j) {
+    return RequantizeExact(hn::Add(LoadInt32(acc + j), b), mp, mn, splat_zero_point, splat_low,
+                           splat_high);
+  };
+  const auto one = [&](size_t j) {
+    return RequantizeOne<Out>(acc[j], bias, positive, negative, s);
+  };
+  // acc + bias wraps exactly where (bias < 0 ? ~acc : acc) > INT32_MAX - |bias|
+  // (for bias < 0: acc < INT32_MIN - bias, and ~acc = -acc - 1), and k is
+  // then the wrapped sum plus 2^32 times the bias's sign. (A loop per sign
+  // of the bias, testing the sum against acc, was measured slower: 8.1-9.1
+  // GB/s against 10.2-11.0 at 64 Mi, 1 thread, in alternating runs.)
+  const VI flip = hn::Set(di, bias < 0 ? -1 : 0);
+  const VI limit = hn::Set(
+      di, static_cast<int32_t>(int64_t{INT32_MAX} - (bias < 0 ? -int64_t{bias} : int64_t{bias})));
   RequantizeLoop<Out>(
       n, y, stream,
-      [&](size_t j) { return ToBytes<Out>(Requantize(hn::Add(LoadInt32(acc + j), b), mp, mn, splat_zero_point, splat_low, splat_high)); },
-      [&](size_t j) { return RequantizeOne<Out>(acc[j], bias, positive, negative, s); });
+      [&](size_t j) {
+        const VI a = hn::LoadU(di, acc + j);
+        const auto wrapped = hn::RebindMask(df, hn::Gt(hn::Xor(a, flip), limit));
+        const VF kf = AddWhere(wrapped, hn::ConvertTo(df, hn::Add(a, splat_bias)), carry);
+        return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high, fast_zero_point, j,
+                          exact);
+      },
+      one);
 #else
   (void)stream;
   for (size_t j = 0; j < n; ++j) y[j] = RequantizeOne<Out>(acc[j], bias, positive, negative, s);
@@ -178,9 +325,8 @@ HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, double bias, do
 // the per-channel multipliers are vector sources (null bias: 0; a
 // per-tensor multiplier: its one value).
 template <class Out>
-HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y,
-                           const int32_t* bias, const kernels::Q8BiasActParams& q,
-                           const Scalars& s, bool stream) {
+HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y, const int32_t* bias,
+                           const kernels::Q8BiasActParams& q, const Scalars& s, bool stream) {
   const double* positive = q.per_channel ? q.positive_multiplier + first : q.positive_multiplier;
   const double* negative = q.per_channel ? q.negative_multiplier + first : q.negative_multiplier;
   const int32_t* b = bias != nullptr ? bias + first : nullptr;
@@ -191,19 +337,45 @@ HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y,
   };
 #if HWY_NATIVE_FMA
   const D d;
+  const DF df;
+  const DI di;
   LEAKY_Q8_SPLATS(s);
   const V mp = hn::Set(d, positive[0]), mn = hn::Set(d, negative[0]);
+  const VF fast_positive = hn::Set(DF(), FastMultiplier(positive[0]));
+  const VF fast_negative = hn::Set(DF(), FastMultiplier(negative[0]));
+  const auto exact = [&](size_t j) {
+    V k = LoadInt32(acc + j);
+    if (b != nullptr) k = hn::Add(k, LoadInt32(b + j));
+    if (step != 0) {
+      return RequantizeExact(k, hn::LoadU(d, positive + j), hn::LoadU(d, negative + j),
+                             splat_zero_point, splat_low, splat_high);
+    }
+    return RequantizeExact(k, mp, mn, splat_zero_point, splat_low, splat_high);
+  };
   RequantizeLoop<Out>(
       n, y, stream,
       [&](size_t j) {
-        V k = LoadInt32(acc + j);
-        if (b != nullptr) k = hn::Add(k, LoadInt32(b + j));
-        if (step != 0) {
-          return ToBytes<Out>(
-              Requantize(k, hn::LoadU(d, positive + j), hn::LoadU(d, negative + j), splat_zero_point, splat_low,
-                         splat_high));
+        const VI a = hn::LoadU(di, acc + j);
+        VF kf;
+        if (b != nullptr) {
+          // A wrapped sum's sign differs from both addends'; k is then the
+          // sum plus 2^32 times the bias's sign.
+          const VI bias_j = hn::LoadU(di, b + j);
+          const VI k = hn::Add(a, bias_j);
+          const auto wrapped =
+              hn::RebindMask(df, hn::Lt(hn::And(hn::Xor(k, a), hn::Xor(k, bias_j)), hn::Zero(di)));
+          const VF carry = hn::CopySign(hn::Set(df, 0x1p32f), hn::ConvertTo(df, bias_j));
+          kf = AddWhere(wrapped, hn::ConvertTo(df, k), carry);
+        } else {
+          kf = hn::ConvertTo(df, a);
         }
-        return ToBytes<Out>(Requantize(k, mp, mn, splat_zero_point, splat_low, splat_high));
+        if (step != 0) {
+          return Requantize(kf, LoadFastMultipliers(positive + j),
+                            LoadFastMultipliers(negative + j), fast_low, fast_high, fast_zero_point,
+                            j, exact);
+        }
+        return Requantize(kf, fast_positive, fast_negative, fast_low, fast_high, fast_zero_point, j,
+                          exact);
       },
       one);
 #else
@@ -227,8 +399,8 @@ void Run(size_t n, size_t start, const int32_t* acc, const int32_t* bias, Out* y
       const size_t c = channels == 1 ? 0 : (index / inner) % channels;
       segment = channels == 1 ? n - i : HWY_MIN(n - i, inner - index % inner);
       const size_t m = q.per_channel ? c : 0;
-      OneChannel(segment, acc + i, y + i, bias != nullptr ? bias[c] : 0.0,
-                 q.positive_multiplier[m], q.negative_multiplier[m], s, stream);
+      OneChannel(segment, acc + i, y + i, bias != nullptr ? bias[c] : 0, q.positive_multiplier[m],
+                 q.negative_multiplier[m], s, stream);
     } else {
       const size_t c = index % channels;
       segment = HWY_MIN(n - i, channels - c);
