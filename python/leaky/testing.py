@@ -7,6 +7,9 @@ diagnose it as `leaky check` does - in your split and tiles. NumPy only.
     print(d)               # PASS/FAIL, counts, one line per finding
     d.passed, d.findings   # Finding(kind, message, first, last, core, tile, details)
 
+8-bit data (qu8, qs8, fp8_e4m3, fp8_e5m2): check_q8_op and golden_q8
+(leaky.testing_eight_bit), byte-exact.
+
 `fn` is any callable: forward fn(x, slope) -> y, backward fn(dy, x, slope)
 -> dx, given NumPy arrays (float16/float32/float64; bfloat16 as a uint16
 view of its bits) and returning something numpy.asarray accepts (a NumPy
@@ -119,6 +122,9 @@ def _one_of(name, value, choices):
 
 def _golden_args(dtype, elems, slope, dist, seed, op):
     """golden()'s arguments, checked and converted, in the native call's order."""
+    if dtype in ("qu8", "qs8", "fp8_e4m3", "fp8_e5m2"):
+        raise ValueError("dtype %r is 8-bit: use check_q8_op / golden_q8, which take its "
+                         "quantization (leaky.testing_eight_bit)" % dtype)
     _one_of("dtype", dtype, list(_DTYPES))
     if not isinstance(dist, str):
         raise ValueError("dist must be a string such as 'hard' or 'normal:0,1', not %r" % (dist,))
@@ -335,6 +341,9 @@ def main(argv=None):
         print(d)
     return 0 if d.passed else 1
 
+
+# 8-bit data: its own entry points (their keywords are the quantization's).
+from .testing_eight_bit import check_q8_op, golden_q8, golden_q8_defaults  # noqa: E402,F401
 
 if __name__ == "__main__":
     sys.exit(main())
