@@ -95,29 +95,20 @@ void CheckPlan(const std::string& dtype, uint64_t elements, const std::string& o
   PlanLayout(Describe(dtype, elements, 0.0, op), op, plan_json);
 }
 
-std::string Check(const std::string& dtype, double slope, const std::string& op,
-                  const py::bytes& x, const py::bytes& dy, const py::bytes& golden,
-                  const py::bytes& output, uint64_t max_ulp, bool strict_zero_sign,
-                  bool allow_rounding, const std::string& plan_json) {
-  const std::string golden_bytes = golden;
-  const size_t size = DtypeBytes(Describe(dtype, 1, slope, op).dtype);
-  const GoldenDescription d = Describe(dtype, golden_bytes.size() / size, slope, op);
-  auto array = [&](const char* what, const py::bytes& b) {
-    const std::string s = b;
-    return DecodeArray(what, std::vector<uint8_t>(s.begin(), s.end()), d.dtype, d.elements);
-  };
-  CheckInput in;
-  in.dtype = d.dtype;
+// The arrays decoded by `array` (what, its bytes, whether a result), the
+// plan, and the diagnosis as JSON text: the float and the 8-bit check's.
+template <class Decode>
+std::string Verdict(CheckInput in, const GoldenDescription& d, const std::string& op,
+                    const std::string& plan_json, uint64_t tolerance, const Decode& array,
+                    const py::bytes& x, const py::bytes& dy, const py::bytes& golden,
+                    const py::bytes& output) {
   in.backward = op == "backward";
-  in.negative_slope = slope;
-  in.max_ulp = max_ulp;
-  in.strict_zero_sign = strict_zero_sign;
-  in.allow_rounding = allow_rounding;
+  in.negative_slope = d.negative_slope;
   try {
-    in.input = array("x", x);
-    if (in.backward) in.dy = array("dy", dy);
-    in.golden = array("golden", golden);
-    in.output = array("the output", output);
+    in.input = array("x", x, false);
+    if (in.backward) in.dy = array("dy", dy, false);
+    in.golden = array("golden", golden, true);
+    in.output = array("the output", output, true);
   } catch (const GoldenError& e) {
     throw py::value_error(e.what());
   }
@@ -127,8 +118,27 @@ std::string Check(const std::string& dtype, double slope, const std::string& op,
     py::gil_scoped_release release;
     verdict = Diagnose(in).ToJson();
   }
-  verdict["tolerance_ulp"] = max_ulp;
+  verdict["tolerance_ulp"] = tolerance;
   return verdict.dump();
+}
+
+std::string Check(const std::string& dtype, double slope, const std::string& op,
+                  const py::bytes& x, const py::bytes& dy, const py::bytes& golden,
+                  const py::bytes& output, uint64_t max_ulp, bool strict_zero_sign,
+                  bool allow_rounding, const std::string& plan_json) {
+  const std::string golden_bytes = golden;
+  const size_t size = DtypeBytes(Describe(dtype, 1, slope, op).dtype);
+  const GoldenDescription d = Describe(dtype, golden_bytes.size() / size, slope, op);
+  auto array = [&](const char* what, const py::bytes& b, bool) {
+    const std::string s = b;
+    return DecodeArray(what, std::vector<uint8_t>(s.begin(), s.end()), d.dtype, d.elements);
+  };
+  CheckInput in;
+  in.dtype = d.dtype;
+  in.max_ulp = max_ulp;
+  in.strict_zero_sign = strict_zero_sign;
+  in.allow_rounding = allow_rounding;
+  return Verdict(in, d, op, plan_json, max_ulp, array, x, dy, golden, output);
 }
 
 // ---------------------------------------------------------------- 8-bit
@@ -228,25 +238,8 @@ std::string CheckQ8(const std::string& type, double slope, const std::string& op
     return DecodeBytes(what, std::vector<uint8_t>(s.begin(), s.end()), *d.eight_bit, result, d.elements);
   };
   CheckInput in;
-  in.backward = op == "backward";
-  in.negative_slope = slope;
   in.eight_bit = d.eight_bit;
-  try {
-    in.input = array("x", x, false);
-    if (in.backward) in.dy = array("dy", dy, false);
-    in.golden = array("golden", golden, true);
-    in.output = array("the output", output, true);
-  } catch (const GoldenError& e) {
-    throw py::value_error(e.what());
-  }
-  if (!plan_json.empty()) in.plan = PlanLayout(d, op, plan_json);
-  nlohmann::json verdict;
-  {
-    py::gil_scoped_release release;
-    verdict = Diagnose(in).ToJson();
-  }
-  verdict["tolerance_ulp"] = 0;
-  return verdict.dump();
+  return Verdict(in, d, op, plan_json, 0, array, x, dy, golden, output);
 }
 
 }  // namespace
