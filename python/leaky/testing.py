@@ -186,15 +186,25 @@ def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
     if plan:
         _native.toolkit_check_plan(dtype, elems, op, plan)
     x, dy, g = golden(dtype, elems, slope, dist, seed, op)
-    name = getattr(fn, "__name__", "fn")
-    try:
-        result = fn(x.copy(), slope) if op == "forward" else fn(dy.copy(), x.copy(), slope)
-    except Exception as e:
-        raise RuntimeError("fn (%s) raised %s: %s" % (name, type(e).__name__, e)) from e
-    out = _as_array(result, x, "fn (%s)" % name)
-    raw = json.loads(_native.toolkit_check(
+    out = _call(fn, x, dy, slope)
+    return _diagnosis(_native.toolkit_check(
         dtype, float(slope), op, x.tobytes(), b"" if dy is None else dy.tobytes(), g.tobytes(),
         out.tobytes(), max_ulp, bool(strict_zero_sign), bool(allow_rounding), plan))
+
+
+def _call(fn, x, dy, slope):
+    """fn's output on copies of the golden's inputs (forward fn(x, slope),
+    backward fn(dy, x, slope)), checked to be an array like x."""
+    name = getattr(fn, "__name__", "fn")
+    try:
+        result = fn(x.copy(), slope) if dy is None else fn(dy.copy(), x.copy(), slope)
+    except Exception as e:
+        raise RuntimeError("fn (%s) raised %s: %s" % (name, type(e).__name__, e)) from e
+    return _as_array(result, x, "fn (%s)" % name)
+
+
+def _diagnosis(verdict):
+    raw = json.loads(verdict)
     return Diagnosis(raw["pass"], raw["elements"], raw["mismatches"], raw["max_ulp"],
                      raw["tolerance_ulp"], [_finding(f) for f in raw["findings"]])
 

@@ -15,7 +15,6 @@ every byte value, each run of 256 shuffled by `seed`. Quantization keywords
 left as None take `leaky golden`'s defaults (golden_q8_defaults).
 """
 import importlib
-import json
 
 import numpy as _np
 
@@ -116,14 +115,7 @@ def check_q8_op(fn, dtype="qu8", elems=10007, slope=0.2, op="forward", input_sca
     if plan:
         _native().toolkit_check_plan_q8(elems, op, plan)
     x, dy, g = _golden(dtype, elems, slope, seed, op, params)
-    name = getattr(fn, "__name__", "fn")
-    try:
-        result = fn(x.copy(), slope) if op == "forward" else fn(dy.copy(), x.copy(), slope)
-    except Exception as e:
-        raise RuntimeError("fn (%s) raised %s: %s" % (name, type(e).__name__, e)) from e
-    out = _t._as_array(result, x, "fn (%s)" % name)
-    raw = json.loads(_native().toolkit_check_q8(
+    out = _t._call(fn, x, dy, slope)
+    return _t._diagnosis(_native().toolkit_check_q8(
         dtype, slope, op, *_order(params), x.tobytes(), b"" if dy is None else dy.tobytes(),
         g.tobytes(), out.tobytes(), plan))
-    return _t.Diagnosis(raw["pass"], raw["elements"], raw["mismatches"], raw["max_ulp"],
-                        raw["tolerance_ulp"], [_t._finding(f) for f in raw["findings"]])
