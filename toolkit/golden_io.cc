@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
-#include "eight_bit_data.h"
+#include "eight_bit_format.h"
 #include "leaky/leaky.hpp"
 
 namespace leaky::tools {
