@@ -119,3 +119,41 @@ def check_q8_op(fn, dtype="qu8", elems=10007, slope=0.2, op="forward", input_sca
     return _t._diagnosis(_native().toolkit_check_q8(
         dtype, slope, op, *_order(params), x.tobytes(), b"" if dy is None else dy.tobytes(),
         g.tobytes(), out.tobytes(), plan))
+
+
+# ------------------------------------------- python3 -m leaky.testing's flags
+
+
+def add_arguments(parser, typed, finite_problem, whole_problem):
+    """The quantization flags of `python3 -m leaky.testing --dtype qu8 ...`,
+    as `leaky golden` spells them."""
+    for name in _QUANTIZATION:
+        check = finite_problem if name.endswith("scale") else (
+            lambda value, name=name: whole_problem(name, value, (-2 ** 31, 2 ** 31 - 1)))
+        parser.add_argument("--" + name.replace("_", "-"), default=None,
+                            type=typed(float if name.endswith("scale") else int, check),
+                            help="qu8/qs8 (default: leaky golden's)")
+    parser.add_argument("--saturate", type=int, choices=[0, 1], default=None, help="fp8 (default 1)")
+
+
+def arguments_given(args):
+    """The quantization flags given, by keyword."""
+    given = {name: getattr(args, name) for name in _QUANTIZATION + ("saturate",)}
+    return {name: value for name, value in given.items() if value is not None}
+
+
+def check_from_arguments(fn, args, quantization, plan):
+    """check_q8_op with main()'s arguments; the float-only flags refused."""
+    if args.dist is not None:
+        raise ValueError("--dist does not apply to %s data: its input is every byte value"
+                         % args.dtype)
+    for flag, given in (("--max-ulp", args.max_ulp is not None),
+                        ("--strict-zero-sign", args.strict_zero_sign),
+                        ("--allow-rounding", args.allow_rounding)):
+        if given:
+            raise ValueError("%s does not apply to %s data: its bytes compare exactly"
+                             % (flag, args.dtype))
+    if "saturate" in quantization:
+        quantization["saturate"] = bool(quantization["saturate"])
+    return check_q8_op(fn, args.dtype, args.elems, args.slope, args.op, seed=args.seed,
+                       **quantization, **plan)

@@ -3,6 +3,11 @@ written (a truncating cast, no clip, E5M2 taken as f16's top byte, a
 non-saturating conversion) checked byte for byte against the library's
 exact golden, each diagnosed in its words; a correct kernel passes; bad
 arguments raise one one-line ValueError before the kernel is called."""
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -136,3 +141,36 @@ def test_bad_arguments_raise_one_line(kwargs, words):
 def test_check_op_points_8_bit_dtypes_to_check_q8_op():
     with pytest.raises(ValueError, match="8-bit: use check_q8_op"):
         lt.check_op(never_called, dtype="qu8")
+
+
+def test_command_line_exit_codes(tmp_path):
+    (tmp_path / "kernels8.py").write_text(textwrap.dedent("""
+        import numpy as np
+        def requantize(q, slope, rounding):
+            v = 0.09375 * (q.astype(np.float64) - 128)
+            t = np.where(v > 0, v, v * slope) / 0.0625
+            return np.clip(rounding(t) + 40, 0, 255).astype(np.uint8)
+        def good(q, s):
+            return requantize(q, s, np.rint)
+        def truncating(q, s):
+            return requantize(q, s, np.trunc)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "leaky.testing", *args], capture_output=True,
+                              text=True, env=env, timeout=120)
+    good = run("kernels8:good", "--dtype", "qu8", "--slope", "0.25")
+    assert good.returncode == 0 and good.stdout.startswith("PASS"), good.stdout + good.stderr
+    bad = run("kernels8:truncating", "--dtype", "qu8", "--slope", "0.25", "--input-scale", "0.09375")
+    assert bad.returncode == 1 and "- rounding_rule:" in bad.stdout, bad.stdout + bad.stderr
+    for args, words in ((["--dtype", "qu8", "--input-scale", "0"], "input_scale must be a finite number above 0"),
+                        (["--dtype", "qu8", "--dist", "hard"], "--dist does not apply to qu8 data"),
+                        (["--dtype", "qu8", "--max-ulp", "1"], "--max-ulp does not apply to qu8 data"),
+                        (["--dtype", "f16", "--output-zero-point", "3"], "--output-zero-point applies to qu8/qs8 data, not f16"),
+                        (["--dtype", "qu8", "--saturate", "1"], "saturate applies to fp8 data, not qu8"),
+                        (["--dtype", "qs8", "--output-min", "x"], "argument --output-min: must be a whole number")):
+        unusable = run("kernels8:good", *args)
+        assert unusable.returncode == 2, (args, unusable.stdout, unusable.stderr)
+        assert len(unusable.stderr.strip().splitlines()) == 1, unusable.stderr
+        assert words in unusable.stderr, (words, unusable.stderr)
