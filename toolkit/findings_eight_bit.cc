@@ -1,13 +1,15 @@
 // One-byte data: the exact comparison, and the detectors of the op computed
-// another way (eight_bit_models: another rounding rule, f32 arithmetic, a
-// clamp or saturation forgotten, the input's zero point on the output) and
-// of what stays one step off. A model is named only when it gives every
-// element it explains and contradicts none; where two mistakes give the
-// same bytes, both are said (ambiguous); what fits none is described.
+// another way (eight_bit_models: another rounding rule, floating-point
+// requantization, a clamp or saturation forgotten, the input's zero point on
+// the output, alone or together) and of what stays one step off. A model is
+// named only when it gives exactly the bytes of most of the open wrong
+// elements (outside regions never written or moved) and changes none the
+// kernel got right: a confident wrong cause is worse than none. Where other
+// mistakes give the same bytes, they are said too (ambiguous); what fits
+// no model is described, not explained.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <map>
 
 #include "eight_bit_data.h"
 #include "eight_bit_models.h"
@@ -382,8 +384,9 @@ void FindEightBitSteps(Analysis& s) {
     text += "; " + std::to_string(ties) + " of them where the exact value lies halfway";
   }
   text += "; " + ByteExample(s, open.front()) +
-          "): the rounding differs from round-half-to-even of the exact value, but no single "
-          "rule (ties away from zero, toward zero, down, f32 arithmetic) gives every one of them";
+          "): the rounding differs from round-half-to-even of the exact value, but none of "
+          "the rules tried (ties away from zero, toward zero, down; exactly, in double or in "
+          "f32) gives most of them without changing right ones";
   s.findings.push_back({Kind("one_step_off"),
                         text,
                         {{"count", open.size()},

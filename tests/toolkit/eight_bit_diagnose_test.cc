@@ -223,7 +223,7 @@ TEST(EightBitDiagnosis, AddHalfAndCastIsDescribedNotGuessed) {
   const CheckResult r = c.Run(c.Kernel(k));
   Expect(r, "one_step_off",
          {"one step off the golden", "above, 0 below", "where the exact value lies halfway",
-          "no single rule"});
+          "none of the rules tried"});
   EXPECT_EQ(r.findings.front().details["below"], 0);
   EXPECT_EQ(r.findings.front().details["count"], r.mismatches);
 }
