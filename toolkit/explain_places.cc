@@ -136,7 +136,8 @@ struct Finder {
     const Array& gold = *in.golden;
     const Array& out = *in.output;
     auto same = [&](uint64_t i, uint64_t j) {
-      return in.eight_bit ? out.bits[i] == gold.bits[j] : SameValue(in.dtype, out.bits[i], gold.bits[j]);
+      return in.eight_bit ? out.bits[i] == gold.bits[j]
+                          : SameValue(in.dtype, out.bits[i], gold.bits[j]);
     };
     for (uint64_t i : wrong) {
       if (done[i] || i + kGram > n) continue;
