@@ -37,7 +37,8 @@ json CheckResult::ToJson() const {
 Analysis::Analysis(const CheckInput& input)
     : in(input),
       n(input.golden.bits.size()),
-      values{in.dtype, in.backward, in.negative_slope, &in.input, &in.dy, &in.golden, &in.output},
+      values{in.dtype,   in.backward, in.negative_slope, &in.input,
+             &in.dy,     &in.golden,  &in.output,       in.eight_bit ? &*in.eight_bit : nullptr},
       places{values, in.plan ? &*in.plan : nullptr},
       explained(n, 0) {}
 
@@ -67,12 +68,13 @@ PlaceExplanation& Analysis::OpenPlaces() {
   return *open_places_;
 }
 
-CheckResult Diagnose(const CheckInput& in) {
-  CheckResult r;
-  Analysis s(in);
-  const uint64_t n = s.n;
-  r.elements = n;
-  for (uint64_t i = 0; i < n; ++i) {
+namespace {
+
+// Float data: NaN against NaN is equal, -0 against +0 a note (unless
+// strict), and a difference within max_ulp tolerated.
+void CompareValues(Analysis& s, CheckResult* r) {
+  const CheckInput& in = s.in;
+  for (uint64_t i = 0; i < s.n; ++i) {
     const bool out_nan = std::isnan(in.output.values[i]);
     const bool gold_nan = std::isnan(in.golden.values[i]);
     if (out_nan || gold_nan) {
@@ -90,15 +92,28 @@ CheckResult Diagnose(const CheckInput& in) {
     }
     s.differing.push_back(i);
     const uint64_t ulp = UlpDistance(in.dtype, in.golden.bits[i], in.output.bits[i]);
-    r.max_ulp = std::max(r.max_ulp, ulp);
+    r->max_ulp = std::max(r->max_ulp, ulp);
     const double abs_error = std::fabs(in.output.values[i] - in.golden.values[i]);
     if (std::isfinite(abs_error)) {
-      r.max_abs_error = std::max(r.max_abs_error, abs_error);
+      r->max_abs_error = std::max(r->max_abs_error, abs_error);
       if (in.golden.values[i] != 0) {
-        r.max_rel_error = std::max(r.max_rel_error, abs_error / std::fabs(in.golden.values[i]));
+        r->max_rel_error = std::max(r->max_rel_error, abs_error / std::fabs(in.golden.values[i]));
       }
     }
     if (ulp > in.max_ulp) s.wrong.push_back(i);
+  }
+}
+
+}  // namespace
+
+CheckResult Diagnose(const CheckInput& in) {
+  CheckResult r;
+  Analysis s(in);
+  r.elements = s.n;
+  if (in.eight_bit) {
+    CompareBytes(s, &r);
+  } else {
+    CompareValues(s, &r);
   }
   r.mismatches = s.wrong.size();
   r.zero_sign_differences = s.zero_sign.size();

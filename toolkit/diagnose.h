@@ -32,6 +32,11 @@ struct CheckInput {
   bool strict_zero_sign = false;     // -0 against +0 is a mismatch, not a note
   bool allow_rounding = false;       // a systematic rounding mode passes within max_ulp
   std::optional<Layout> plan;        // the kernel's split: maps indices to cores and tiles
+  // One-byte data (leaky/eight_bit.h): its type and parameters; `dtype`,
+  // max_ulp and allow_rounding are then unused (bytes compare exactly).
+  // The arrays' bits are the bytes, their values the real values
+  // (Q8Real): scale * (q - zero_point), or the decoded fp8 value.
+  std::optional<leaky_q8_params> eight_bit;
 };
 
 // Made only by the detectors (finding_kinds.h), each from a kind listed

@@ -56,7 +56,7 @@ struct Finder {
     const Array& out = *in.output;
     switch (c) {
       case Content::kZero:
-        return out.values[i] == 0;
+        return in.eight_bit ? out.bits[i] == 0 : out.values[i] == 0;
       case Content::kInput:
         return out.bits[i] == in.input->bits[i];
       case Content::kDy:
@@ -136,7 +136,8 @@ struct Finder {
     const Array& gold = *in.golden;
     const Array& out = *in.output;
     auto same = [&](uint64_t i, uint64_t j) {
-      return SameValue(in.dtype, out.bits[i], gold.bits[j]);
+      return in.eight_bit ? out.bits[i] == gold.bits[j]
+                          : SameValue(in.dtype, out.bits[i], gold.bits[j]);
     };
     for (uint64_t i : wrong) {
       if (done[i] || i + kGram > n) continue;
@@ -278,7 +279,8 @@ PlaceExplanation ExplainPlaces(const PlaceInput& in, const GoldenGrams& grams,
   std::unordered_map<uint64_t, uint64_t> counts;
   for (uint64_t i : open) counts[in.output->bits[i]]++;
   for (const auto& [bits, count] : counts) {
-    if (count >= 8 && count * 2 >= open.size() && ToDouble(in.dtype, bits) != 0) {
+    if (count >= 8 && count * 2 >= open.size() &&
+        (in.eight_bit ? bits != 0 : ToDouble(in.dtype, bits) != 0)) {
       f.fill = bits;
       f.has_fill = true;
     }

@@ -28,6 +28,9 @@ struct ValueInput {
   const Array* dy = nullptr;     // backward only
   const Array* golden = nullptr;
   const Array* output = nullptr;
+  // Set for one-byte data: elements are the same when their bytes are, and
+  // a "zero" left in memory is the byte 0.
+  const leaky_q8_params* eight_bit = nullptr;
 };
 
 // One way of computing the op.

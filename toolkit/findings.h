@@ -65,6 +65,14 @@ struct Analysis {
 
 std::vector<ElementRange> SpansOf(const std::vector<Unwritten>& unwritten);
 
+// One-byte data (findings_eight_bit.cc): the exact comparison Diagnose
+// makes instead of the float one, and an element said in bytes and real
+// values ("index 7: input 0x85 (-1.5) gives 0x26 (-0.125), the output has
+// 0x25 (-0.1875)") and as JSON.
+void CompareBytes(Analysis& s, CheckResult* r);
+std::string ByteExample(const Analysis& s, uint64_t i);
+nlohmann::json ByteExamples(const Analysis& s, const std::vector<uint64_t>& indices);
+
 }  // namespace leaky::tools
 
 #endif  // LEAKY_TOOLS_FINDINGS_H_

@@ -56,7 +56,11 @@ void FindUnexplained(Analysis& s) {
   const std::vector<uint64_t> open = s.Open();
   if (open.empty()) return;
   json details = {{"index", open.front()}, {"count", open.size()}};
-  const std::string repeats = Repeats(s, open, &details);
+  std::string repeats = Repeats(s, open, &details);
+  if (s.in.eight_bit) {
+    details["examples"] = ByteExamples(s, open);
+    repeats += "; " + ByteExample(s, open.front());
+  }
   s.findings.push_back({Kind("mismatch"),
                         std::to_string(open.size()) +
                             " mismatches that no explanation covers "

@@ -176,6 +176,7 @@ Finding ValueFinding(const Analysis& s, const ValueExplanation& v) {
 }  // namespace
 
 void FindValues(Analysis& s) {
+  if (s.in.eight_bit) return;  // findings_eight_bit.cc's models
   // The op computed another way - unless what it explains lies mostly
   // inside regions that hold something else (a block of zeros also
   // "flushes" the tiny results inside it).
@@ -204,7 +205,7 @@ void FindApproximateSlope(Analysis& s) {
   using SlopeKind = ReportedKind<FindingDetector::kApproximateSlope>;
   const CheckInput& in = s.in;
   const std::vector<uint64_t> open = s.Open();
-  if (open.empty()) return;
+  if (open.empty() || in.eight_bit) return;
   std::vector<double> ratios;
   for (uint64_t i : open) {
     if (!s.NegativeSide(i)) return;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "eight_bit_data.h"
 #include "leaky/reference.hpp"
 
 namespace leaky::tools {
@@ -120,6 +121,12 @@ std::vector<uint64_t> Reference(bool backward, const std::vector<uint64_t>& x,
 std::vector<uint64_t> ReferenceOutput(const GoldenDescription& d, const std::vector<uint64_t>& x,
                                       const std::vector<uint64_t>& dy, double slope) {
   const bool backward = d.op == "leaky_relu_backward";
+  if (d.eight_bit) {
+    const std::vector<uint8_t> bytes =
+        Q8Reference(*d.eight_bit, backward, std::vector<uint8_t>(x.begin(), x.end()),
+                    std::vector<uint8_t>(dy.begin(), dy.end()), slope);
+    return std::vector<uint64_t>(bytes.begin(), bytes.end());
+  }
   switch (d.dtype) {
     case LEAKY_F32: return Reference<float>(backward, x, dy, slope);
     case LEAKY_F64: return Reference<double>(backward, x, dy, slope);
@@ -132,6 +139,18 @@ std::vector<uint64_t> ReferenceOutput(const GoldenDescription& d, const std::vec
 void CheckDistribution(const std::string& spec) { Distribution(spec, 0); }
 
 GoldenArrays MakeGolden(const GoldenDescription& d) {
+  if (d.eight_bit) {
+    // 256 inputs in all: every one, shuffled (the distribution is unused).
+    GoldenArrays a;
+    const std::vector<uint8_t> x = AllBytesShuffled(d.elements, d.seed);
+    a.x.assign(x.begin(), x.end());
+    if (d.op == "leaky_relu_backward") {
+      const std::vector<uint8_t> dy = AllBytesShuffled(d.elements, d.seed + 1);
+      a.dy.assign(dy.begin(), dy.end());
+    }
+    a.golden = ReferenceOutput(d, a.x, a.dy, d.negative_slope);
+    return a;
+  }
   Distribution inputs(d.distribution, d.seed), gradients(d.distribution, d.seed + 1);
   GoldenArrays a;
   a.x.resize(d.elements);
@@ -145,7 +164,10 @@ GoldenArrays MakeGolden(const GoldenDescription& d) {
 }
 
 std::vector<uint8_t> ToBytes(leaky_dtype dtype, const std::vector<uint64_t>& bits) {
-  const size_t size = DtypeBytes(dtype);
+  return ToBytes(DtypeBytes(dtype), bits);
+}
+
+std::vector<uint8_t> ToBytes(size_t size, const std::vector<uint64_t>& bits) {
   std::vector<uint8_t> bytes(bits.size() * size);
   for (size_t i = 0; i < bits.size(); ++i) std::memcpy(bytes.data() + i * size, &bits[i], size);
   return bytes;

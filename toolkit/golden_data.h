@@ -26,7 +26,9 @@ struct GoldenArrays {
 };
 
 // Draws the inputs of `d` (distribution, seed, dtype, elements) and computes
-// the golden with d.negative_slope. Throws std::invalid_argument for an
+// the golden with d.negative_slope. 8-bit data (d.eight_bit) takes every
+// byte value instead, shuffled from the seed (AllBytesShuffled), and the
+// library's 8-bit result. Throws std::invalid_argument for an
 // unknown distribution or bad parameters.
 GoldenArrays MakeGolden(const GoldenDescription& d);
 
@@ -40,6 +42,7 @@ std::vector<uint64_t> ReferenceOutput(const GoldenDescription& d, const std::vec
 
 // Bit patterns of `dtype` to bytes and back (little-endian).
 std::vector<uint8_t> ToBytes(leaky_dtype dtype, const std::vector<uint64_t>& bits);
+std::vector<uint8_t> ToBytes(size_t element_bytes, const std::vector<uint64_t>& bits);
 
 }  // namespace leaky::tools
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <type_traits>
 
+#include "eight_bit_format.h"
 #include "leaky/leaky.hpp"
 
 namespace leaky::tools {
@@ -29,7 +30,7 @@ leaky_dtype ParseDtype(const std::string& name) {
   for (leaky_dtype d : {LEAKY_F32, LEAKY_F64, LEAKY_F16, LEAKY_BF16}) {
     if (name == DtypeName(d)) return d;
   }
-  throw GoldenError("unknown dtype '" + name + "' (expected f32, f64, f16 or bf16)");
+  throw GoldenError("unknown dtype '" + name + "' (expected f32, f64, f16, bf16, qu8, qs8, fp8_e4m3 or fp8_e5m2)");
 }
 
 size_t DtypeBytes(leaky_dtype dtype) {
@@ -44,10 +45,16 @@ double DtypeSmallestNormal(leaky_dtype dtype) {
   }
 }
 
+std::string TypeName(const GoldenDescription& d) {
+  return d.eight_bit ? Type8Name(d.eight_bit->type) : DtypeName(d.dtype);
+}
+
+size_t ElementBytes(const GoldenDescription& d) { return d.eight_bit ? 1 : DtypeBytes(d.dtype); }
+
 std::string DescriptionToJson(const GoldenDescription& d) {
   json j = {{"format", "leaky-golden-1"},
             {"op", d.op},
-            {"dtype", DtypeName(d.dtype)},
+            {"dtype", TypeName(d)},
             {"shape", d.shape},
             {"elements", d.elements},
             {"negative_slope", d.negative_slope},
@@ -60,6 +67,7 @@ std::string DescriptionToJson(const GoldenDescription& d) {
     j["saved"] = "input";
   }
   if (!d.plan.is_null()) j["plan"] = d.plan;
+  if (d.eight_bit) Q8ToJson(*d.eight_bit, &j);
   return j.dump(2) + "\n";
 }
 
@@ -101,7 +109,15 @@ GoldenDescription DescriptionFromJson(const std::string& text) {
   if (d.op != "leaky_relu_forward" && d.op != "leaky_relu_backward") {
     throw GoldenError("golden.json: unknown op '" + d.op + "'");
   }
-  d.dtype = ParseDtype(Field<std::string>(j, "dtype", "a string"));
+  const std::string type = Field<std::string>(j, "dtype", "a string");
+  if (const std::optional<leaky_type8> type8 = ParseType8(type)) {
+    d.eight_bit = Q8FromJson(*type8, j);
+    if (IsQuantized(*type8) && d.op == "leaky_relu_backward") {
+      throw GoldenError("golden.json: " + type + " data has no backward (leaky/eight_bit.h)");
+    }
+  } else {
+    d.dtype = ParseDtype(type);
+  }
   d.shape = Field<std::vector<uint64_t>>(j, "shape", "a list of whole numbers");
   d.elements = Field<uint64_t>(j, "elements", "a whole number");
   uint64_t product = 1;

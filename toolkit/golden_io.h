@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "leaky/eight_bit.h"
 #include "leaky/leaky.h"
 
 namespace leaky::tools {
@@ -32,7 +34,15 @@ struct GoldenDescription {
   // --plan`), so `leaky check` maps indices without repeating them; null
   // when none were recorded. Validated where used (MakeLayout).
   nlohmann::json plan;
+  // One-byte data (leaky/eight_bit.h): the type and its quantization or
+  // saturation; `dtype` is then unused. Unset: `dtype`'s data.
+  std::optional<leaky_q8_params> eight_bit;
 };
+
+// The data's type as golden.json and the messages spell it ("f16", "qu8"),
+// and the bytes of one element.
+std::string TypeName(const GoldenDescription& description);
+size_t ElementBytes(const GoldenDescription& description);
 
 // Largest array the tools accept: 2^32 elements keeps byte counts and the
 // analysis' memory well inside a 64-bit process.

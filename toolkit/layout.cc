@@ -53,6 +53,10 @@ Layout MakeLayout(const PlanOptions& options, leaky_dtype dtype, uint64_t n) {
   return LayoutOf(MakePlanRequest(options, dtype, n));
 }
 
+Layout MakeByteLayout(const PlanOptions& options, uint64_t n) {
+  return LayoutOf(MakeBytePlanRequest(options, n));
+}
+
 Layout LayoutOf(const leaky_plan_request& request) {
   const uint64_t n = request.total_length;
   Multiply(n, request.element_bytes, "--elems x the element size");

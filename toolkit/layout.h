@@ -47,6 +47,8 @@ struct Layout {
 // Throws std::invalid_argument with a one-line message for an impossible
 // request (an unknown split, sizes that overflow, what the planner refuses).
 Layout MakeLayout(const PlanOptions& options, leaky_dtype dtype, uint64_t n);
+// The same for n one-byte elements (8-bit data).
+Layout MakeByteLayout(const PlanOptions& options, uint64_t n);
 // The layout of any request (e.g. an OpenCL device's, leaky_cl_plan_request).
 Layout LayoutOf(const leaky_plan_request& request);
 

@@ -89,6 +89,15 @@ leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype
   return request;
 }
 
+leaky_plan_request MakeBytePlanRequest(const PlanOptions& options, uint64_t n) {
+  // The CPU's request depends on the element only through element_bytes
+  // (the 8-bit ops plan with PlanForCpu(n, 1, ...)); the public call takes
+  // a float dtype, so ask for f32's and say one byte.
+  leaky_plan_request request = MakePlanRequest(options, LEAKY_F32, n);
+  request.element_bytes = 1;
+  return request;
+}
+
 uint32_t SplitCode(const std::string& name) {
   if (name == "granule") return LEAKY_SPLIT_GRANULE;
   if (name == "even") return LEAKY_SPLIT_EVEN;

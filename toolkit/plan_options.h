@@ -35,6 +35,9 @@ std::string PlanOptionValue(const PlanOptions& options, const std::string& flag)
 // The planner request for n elements of `dtype` on the chosen target.
 // Throws std::invalid_argument on a bad preset or split.
 leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype, uint64_t n);
+// The same for n one-byte elements (leaky/eight_bit.h's types): the
+// request the library's 8-bit ops plan with.
+leaky_plan_request MakeBytePlanRequest(const PlanOptions& options, uint64_t n);
 // The options' overrides (cores, buffer bytes, alignment, buffers, split,
 // tile, address offset; 0 keeps the request's) applied to another target's
 // request, e.g. an OpenCL device's (leaky_cl_plan_request).

@@ -4,10 +4,13 @@
 // patterns; the plan and the verdict as JSON text.
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "diagnose.h"
+#include "eight_bit_data.h"
 #include "golden_data.h"
 #include "layout.h"
 #include "plan_options.h"
@@ -80,7 +83,7 @@ Layout PlanLayout(const GoldenDescription& d, const std::string& op, const std::
   }
   plan.op = op;
   try {
-    return MakeLayout(plan, d.dtype, d.elements);
+    return d.eight_bit ? MakeByteLayout(plan, d.elements) : MakeLayout(plan, d.dtype, d.elements);
   } catch (const std::invalid_argument& e) {
     throw py::value_error(std::string("plan: ") + e.what());
   }
@@ -92,29 +95,20 @@ void CheckPlan(const std::string& dtype, uint64_t elements, const std::string& o
   PlanLayout(Describe(dtype, elements, 0.0, op), op, plan_json);
 }
 
-std::string Check(const std::string& dtype, double slope, const std::string& op,
-                  const py::bytes& x, const py::bytes& dy, const py::bytes& golden,
-                  const py::bytes& output, uint64_t max_ulp, bool strict_zero_sign,
-                  bool allow_rounding, const std::string& plan_json) {
-  const std::string golden_bytes = golden;
-  const size_t size = DtypeBytes(Describe(dtype, 1, slope, op).dtype);
-  const GoldenDescription d = Describe(dtype, golden_bytes.size() / size, slope, op);
-  auto array = [&](const char* what, const py::bytes& b) {
-    const std::string s = b;
-    return DecodeArray(what, std::vector<uint8_t>(s.begin(), s.end()), d.dtype, d.elements);
-  };
-  CheckInput in;
-  in.dtype = d.dtype;
+// The arrays decoded by `array` (what, its bytes, whether a result), the
+// plan, and the diagnosis as JSON text: the float and the 8-bit check's.
+template <class Decode>
+std::string Verdict(CheckInput in, const GoldenDescription& d, const std::string& op,
+                    const std::string& plan_json, uint64_t tolerance, const Decode& array,
+                    const py::bytes& x, const py::bytes& dy, const py::bytes& golden,
+                    const py::bytes& output) {
   in.backward = op == "backward";
-  in.negative_slope = slope;
-  in.max_ulp = max_ulp;
-  in.strict_zero_sign = strict_zero_sign;
-  in.allow_rounding = allow_rounding;
+  in.negative_slope = d.negative_slope;
   try {
-    in.input = array("x", x);
-    if (in.backward) in.dy = array("dy", dy);
-    in.golden = array("golden", golden);
-    in.output = array("the output", output);
+    in.input = array("x", x, false);
+    if (in.backward) in.dy = array("dy", dy, false);
+    in.golden = array("golden", golden, true);
+    in.output = array("the output", output, true);
   } catch (const GoldenError& e) {
     throw py::value_error(e.what());
   }
@@ -124,8 +118,128 @@ std::string Check(const std::string& dtype, double slope, const std::string& op,
     py::gil_scoped_release release;
     verdict = Diagnose(in).ToJson();
   }
-  verdict["tolerance_ulp"] = max_ulp;
+  verdict["tolerance_ulp"] = tolerance;
   return verdict.dump();
+}
+
+std::string Check(const std::string& dtype, double slope, const std::string& op,
+                  const py::bytes& x, const py::bytes& dy, const py::bytes& golden,
+                  const py::bytes& output, uint64_t max_ulp, bool strict_zero_sign,
+                  bool allow_rounding, const std::string& plan_json) {
+  const std::string golden_bytes = golden;
+  const size_t size = DtypeBytes(Describe(dtype, 1, slope, op).dtype);
+  const GoldenDescription d = Describe(dtype, golden_bytes.size() / size, slope, op);
+  auto array = [&](const char* what, const py::bytes& b, bool) {
+    const std::string s = b;
+    return DecodeArray(what, std::vector<uint8_t>(s.begin(), s.end()), d.dtype, d.elements);
+  };
+  CheckInput in;
+  in.dtype = d.dtype;
+  in.max_ulp = max_ulp;
+  in.strict_zero_sign = strict_zero_sign;
+  in.allow_rounding = allow_rounding;
+  return Verdict(in, d, op, plan_json, max_ulp, array, x, dy, golden, output);
+}
+
+// ---------------------------------------------------------------- 8-bit
+
+// The parameters leaky.testing passes (already typed there), checked as the
+// CLI checks them, named as Python spells them.
+leaky_q8_params Q8Params(const std::string& type, double input_scale, int64_t input_zero_point,
+                         double output_scale, int64_t output_zero_point, int64_t output_min,
+                         int64_t output_max, bool saturate) {
+  const std::optional<leaky_type8> t = ParseType8(type);
+  if (!t) throw py::value_error("dtype must be one of qu8, qs8, fp8_e4m3, fp8_e5m2, not '" + type + "'");
+  leaky_q8_params q = leaky_q8_params_init(*t);
+  q.saturate = saturate ? 1 : 0;
+  if (IsQuantized(*t)) {
+    auto narrow = [](int64_t v) {  // past int32 is past every range: kept past it
+      return static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX));
+    };
+    q.input = {input_scale, narrow(input_zero_point)};
+    q.output = {output_scale, narrow(output_zero_point)};
+    q.output_min = narrow(output_min);
+    q.output_max = narrow(output_max);
+  }
+  try {
+    CheckQ8Params(q, Q8Spelling::kKeywords);
+  } catch (const GoldenError& e) {
+    throw py::value_error(e.what());
+  }
+  return q;
+}
+
+GoldenDescription DescribeQ8(const leaky_q8_params& q, uint64_t elements, double slope,
+                             const std::string& op) {
+  GoldenDescription d = Describe("f32", elements, slope, op);  // the shared checks
+  if (IsQuantized(q.type) && op == "backward") {
+    throw py::value_error(std::string(Type8Name(q.type)) + " data has no backward: op='forward'");
+  }
+  d.eight_bit = q;
+  return d;
+}
+
+py::bytes ByteString(const std::vector<uint64_t>& bits) {
+  const std::vector<uint8_t> b = ToBytes(size_t{1}, bits);
+  return py::bytes(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+py::tuple GoldenQ8(const std::string& type, uint64_t elements, double slope, uint64_t seed,
+                   const std::string& op, double input_scale, int64_t input_zero_point,
+                   double output_scale, int64_t output_zero_point, int64_t output_min,
+                   int64_t output_max, bool saturate) {
+  GoldenDescription d = DescribeQ8(Q8Params(type, input_scale, input_zero_point, output_scale,
+                                            output_zero_point, output_min, output_max, saturate),
+                                   elements, slope, op);
+  d.seed = seed;
+  GoldenArrays a;
+  try {
+    a = MakeGolden(d);
+  } catch (const GoldenError& e) {
+    throw py::value_error(e.what());
+  }
+  return py::make_tuple(ByteString(a.x), ByteString(a.dy), ByteString(a.golden));
+}
+
+// The defaults of `leaky golden --dtype TYPE`, for leaky.testing's keywords.
+py::dict DefaultsQ8(const std::string& type) {
+  const std::optional<leaky_type8> t = ParseType8(type);
+  if (!t) throw py::value_error("dtype must be one of qu8, qs8, fp8_e4m3, fp8_e5m2, not '" + type + "'");
+  const leaky_q8_params q = DefaultQ8Params(*t);
+  py::dict d;
+  d["input_scale"] = q.input.scale;
+  d["input_zero_point"] = q.input.zero_point;
+  d["output_scale"] = q.output.scale;
+  d["output_zero_point"] = q.output.zero_point;
+  d["output_min"] = q.output_min;
+  d["output_max"] = q.output_max;
+  d["saturate"] = q.saturate != 0;
+  return d;
+}
+
+void CheckPlanQ8(uint64_t elements, const std::string& op, const std::string& plan_json) {
+  GoldenDescription d = Describe("f32", elements, 0.0, op);
+  d.eight_bit = leaky_q8_params_init(LEAKY_QU8);
+  PlanLayout(d, op, plan_json);
+}
+
+std::string CheckQ8(const std::string& type, double slope, const std::string& op,
+                    double input_scale, int64_t input_zero_point, double output_scale,
+                    int64_t output_zero_point, int64_t output_min, int64_t output_max,
+                    bool saturate, const py::bytes& x, const py::bytes& dy,
+                    const py::bytes& golden, const py::bytes& output, const std::string& plan_json) {
+  const std::string golden_bytes = golden;
+  const GoldenDescription d =
+      DescribeQ8(Q8Params(type, input_scale, input_zero_point, output_scale, output_zero_point,
+                          output_min, output_max, saturate),
+                 golden_bytes.size(), slope, op);
+  auto array = [&](const char* what, const py::bytes& b, bool result) {
+    const std::string s = b;
+    return DecodeBytes(what, std::vector<uint8_t>(s.begin(), s.end()), *d.eight_bit, result, d.elements);
+  };
+  CheckInput in;
+  in.eight_bit = d.eight_bit;
+  return Verdict(in, d, op, plan_json, 0, array, x, dy, golden, output);
 }
 
 }  // namespace
@@ -142,4 +256,19 @@ void AddToolkit(py::module_& m) {
   m.def("toolkit_check_plan", &leaky::tools::CheckPlan, py::arg("dtype"), py::arg("elements"),
         py::arg("op"), py::arg("plan_json"),
         "Raises ValueError unless the plan options make a plan for the problem");
+  m.def("toolkit_golden_q8", &leaky::tools::GoldenQ8, py::arg("dtype"), py::arg("elements"),
+        py::arg("slope"), py::arg("seed"), py::arg("op"), py::arg("input_scale"),
+        py::arg("input_zero_point"), py::arg("output_scale"), py::arg("output_zero_point"),
+        py::arg("output_min"), py::arg("output_max"), py::arg("saturate"),
+        "8-bit (x, dy, golden) as bytes, as `leaky golden --dtype qu8|qs8|fp8_*` makes them");
+  m.def("toolkit_defaults_q8", &leaky::tools::DefaultsQ8, py::arg("dtype"),
+        "The quantization `leaky golden --dtype TYPE` takes by default");
+  m.def("toolkit_check_plan_q8", &leaky::tools::CheckPlanQ8, py::arg("elements"), py::arg("op"),
+        py::arg("plan_json"), "Raises ValueError unless the plan options plan these bytes");
+  m.def("toolkit_check_q8", &leaky::tools::CheckQ8, py::arg("dtype"), py::arg("slope"),
+        py::arg("op"), py::arg("input_scale"), py::arg("input_zero_point"),
+        py::arg("output_scale"), py::arg("output_zero_point"), py::arg("output_min"),
+        py::arg("output_max"), py::arg("saturate"), py::arg("x"), py::arg("dy"),
+        py::arg("golden"), py::arg("output"), py::arg("plan_json"),
+        "`leaky check`'s verdict on 8-bit data as JSON text");
 }

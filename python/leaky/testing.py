@@ -7,6 +7,10 @@ diagnose it as `leaky check` does - in your split and tiles. NumPy only.
     print(d)               # PASS/FAIL, counts, one line per finding
     d.passed, d.findings   # Finding(kind, message, first, last, core, tile, details)
 
+8-bit data (qu8, qs8, fp8_e4m3, fp8_e5m2): check_q8_op and golden_q8
+(leaky.testing_eight_bit), byte-exact; from the shell `--dtype qu8
+--input-scale ...` as `leaky golden` takes them.
+
 `fn` is any callable: forward fn(x, slope) -> y, backward fn(dy, x, slope)
 -> dx, given NumPy arrays (float16/float32/float64; bfloat16 as a uint16
 view of its bits) and returning something numpy.asarray accepts (a NumPy
@@ -119,6 +123,9 @@ def _one_of(name, value, choices):
 
 def _golden_args(dtype, elems, slope, dist, seed, op):
     """golden()'s arguments, checked and converted, in the native call's order."""
+    if dtype in ("qu8", "qs8", "fp8_e4m3", "fp8_e5m2"):
+        raise ValueError("dtype %r is 8-bit: use check_q8_op / golden_q8, which take its "
+                         "quantization (leaky.testing_eight_bit)" % dtype)
     _one_of("dtype", dtype, list(_DTYPES))
     if not isinstance(dist, str):
         raise ValueError("dist must be a string such as 'hard' or 'normal:0,1', not %r" % (dist,))
@@ -180,15 +187,25 @@ def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
     if plan:
         _native.toolkit_check_plan(dtype, elems, op, plan)
     x, dy, g = golden(dtype, elems, slope, dist, seed, op)
-    name = getattr(fn, "__name__", "fn")
-    try:
-        result = fn(x.copy(), slope) if op == "forward" else fn(dy.copy(), x.copy(), slope)
-    except Exception as e:
-        raise RuntimeError("fn (%s) raised %s: %s" % (name, type(e).__name__, e)) from e
-    out = _as_array(result, x, "fn (%s)" % name)
-    raw = json.loads(_native.toolkit_check(
+    out = _call(fn, x, dy, slope)
+    return _diagnosis(_native.toolkit_check(
         dtype, float(slope), op, x.tobytes(), b"" if dy is None else dy.tobytes(), g.tobytes(),
         out.tobytes(), max_ulp, bool(strict_zero_sign), bool(allow_rounding), plan))
+
+
+def _call(fn, x, dy, slope):
+    """fn's output on copies of the golden's inputs (forward fn(x, slope),
+    backward fn(dy, x, slope)), checked to be an array like x."""
+    name = getattr(fn, "__name__", "fn")
+    try:
+        result = fn(x.copy(), slope) if dy is None else fn(dy.copy(), x.copy(), slope)
+    except Exception as e:
+        raise RuntimeError("fn (%s) raised %s: %s" % (name, type(e).__name__, e)) from e
+    return _as_array(result, x, "fn (%s)" % name)
+
+
+def _diagnosis(verdict):
+    raw = json.loads(verdict)
     return Diagnosis(raw["pass"], raw["elements"], raw["mismatches"], raw["max_ulp"],
                      raw["tolerance_ulp"], [_finding(f) for f in raw["findings"]])
 
@@ -288,10 +305,10 @@ def main(argv=None):
         description="Check a Python LeakyReLU kernel against exact golden data "
                     "(exit 0 pass, 1 mismatch, 2 unusable)")
     parser.add_argument("function", help="MODULE:FUNCTION, e.g. my_kernels:leaky_relu")
-    parser.add_argument("--dtype", default="f16", choices=sorted(_DTYPES))
+    parser.add_argument("--dtype", default="f16", choices=sorted(_DTYPES) + list(_q8.TYPES))
     parser.add_argument("--elems", type=_whole_arg("elems"), default=10007)
     parser.add_argument("--slope", type=_typed(float, _finite_problem), default=0.2)
-    parser.add_argument("--dist", default="hard")
+    parser.add_argument("--dist", default=None, help="float dtypes (default hard)")
     parser.add_argument("--op", default="forward", choices=["forward", "backward"])
     parser.add_argument("--split", default="even", choices=list(_SPLITS) + ["none"])
     parser.add_argument("--cores", type=_whole_arg("cores"), default=8)
@@ -299,11 +316,13 @@ def main(argv=None):
     parser.add_argument("--buffers", type=_whole_arg("buffers"), default=2)
     parser.add_argument("--preset", default="npu", choices=["npu", "cpu"])
     parser.add_argument("--seed", type=_whole_arg("seed"), default=1)
-    parser.add_argument("--max-ulp", type=_whole_arg("max_ulp"), default=0)
+    parser.add_argument("--max-ulp", type=_whole_arg("max_ulp"), default=None,
+                        help="float dtypes (default 0)")
     parser.add_argument("--strict-zero-sign", action="store_true")
     parser.add_argument("--allow-rounding", action="store_true",
                         help="accept a systematic rounding mode within --max-ulp")
     parser.add_argument("--json", action="store_true")
+    _q8.add_arguments(parser, _typed, _finite_problem, _whole_problem)
 
     def unusable(message):  # one line, as `leaky check`; with --json, JSON on stdout too
         message = " ".join(str(message).split())
@@ -322,11 +341,21 @@ def main(argv=None):
         module_name, _, function_name = args.function.partition(":")
         if not function_name:
             raise ValueError("expected MODULE:FUNCTION, got %r" % args.function)
+        plan = dict(split=None if args.split == "none" else args.split, cores=args.cores,
+                    tile_elems=args.tile_elems, buffers=args.buffers, preset=args.preset)
+        quantization = _q8.arguments_given(args)
         fn = getattr(importlib.import_module(module_name), function_name)
-        d = check_op(fn, args.dtype, args.elems, args.slope, args.dist, args.op,
-                     None if args.split == "none" else args.split, args.cores, args.tile_elems,
-                     args.buffers, args.preset, seed=args.seed, max_ulp=args.max_ulp,
-                     strict_zero_sign=args.strict_zero_sign, allow_rounding=args.allow_rounding)
+        if args.dtype in _q8.TYPES:
+            d = _q8.check_from_arguments(fn, args, quantization, plan)
+        elif quantization:
+            name = next(iter(quantization))
+            raise ValueError("--%s applies to %s data, not %s" % (
+                name.replace("_", "-"), "fp8" if name == "saturate" else "qu8/qs8", args.dtype))
+        else:
+            d = check_op(fn, args.dtype, args.elems, args.slope, args.dist or "hard", args.op,
+                         seed=args.seed, max_ulp=args.max_ulp or 0,
+                         strict_zero_sign=args.strict_zero_sign,
+                         allow_rounding=args.allow_rounding, **plan)
     except Exception as e:
         return unusable(e)
     if args.json:
@@ -335,6 +364,10 @@ def main(argv=None):
         print(d)
     return 0 if d.passed else 1
 
+
+# 8-bit data: its own entry points (their keywords are the quantization's).
+from . import testing_eight_bit as _q8  # noqa: E402
+from .testing_eight_bit import check_q8_op, golden_q8, golden_q8_defaults  # noqa: E402,F401
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -94,6 +94,41 @@ rmdir "$work/broken/golden.json" && echo "{oops" > "$work/broken/golden.json"
 refused 2 "golden.json is not valid JSON" "$leaky" check "$work/g/golden.bin" --golden "$work/broken"
 echo '{"format": "leaky-golden-1", "op": 3}' > "$work/broken/golden.json"
 refused 2 "golden.json: \"op\" must be a string" "$leaky" check "$work/g/golden.bin" --golden "$work/broken"
+# 4b. 8-bit data: each quantization flag checked against the --dtype and its
+# range, before a file is written; golden.json's 8-bit fields too.
+g8=(golden --out "$work/new")
+refused 2 "--input-scale must be a finite number above 0, not 0" "$leaky" "${g8[@]}" --dtype qu8 --input-scale 0
+refused 2 "--output-scale must be a finite number" "$leaky" "${g8[@]}" --dtype qu8 --output-scale nan
+refused 2 "--input-zero-point must be within qu8's range 0..255, not 256" "$leaky" "${g8[@]}" --dtype qu8 \
+  --input-zero-point 256
+refused 2 "--output-zero-point must be within qs8's range -128..127, not 128" "$leaky" "${g8[@]}" --dtype qs8 \
+  --output-zero-point 128
+refused 2 "--output-max must be within qu8's range 0..255, not 300" "$leaky" "${g8[@]}" --dtype qu8 --output-max 300
+refused 2 "--output-min 10 is above --output-max 5 (an empty clamp)" "$leaky" "${g8[@]}" --dtype qu8 \
+  --output-min 10 --output-max 5
+refused 2 "--input-zero-point must be at most 2147483647, not 99999999999" "$leaky" "${g8[@]}" --dtype qu8 \
+  --input-zero-point 99999999999
+refused 2 "--saturate applies to fp8 data, not qu8" "$leaky" "${g8[@]}" --dtype qu8 --saturate 0
+refused 2 "--saturate must be at most 1, not 2" "$leaky" "${g8[@]}" --dtype fp8_e5m2 --saturate 2
+refused 2 "--input-scale applies to qu8/qs8 data, not fp8_e4m3" "$leaky" "${g8[@]}" --dtype fp8_e4m3 --input-scale 1
+refused 2 "--output-zero-point applies to qu8/qs8 data, not f16" "$leaky" "${g8[@]}" --dtype f16 \
+  --output-zero-point 3
+refused 2 "qs8 data has no backward" "$leaky" "${g8[@]}" --dtype qs8 --op backward
+refused 2 "--dist does not apply to qu8 data" "$leaky" "${g8[@]}" --dtype qu8 --dist normal
+refused 2 "--dtype: q8 not in {f32,f64,f16,bf16,qu8,qs8,fp8_e4m3,fp8_e5m2}" "$leaky" "${g8[@]}" --dtype q8
+"$leaky" golden --dtype qu8 --elems 300 --out "$work/g8" > /dev/null || fail "golden qu8"
+refused 2 "--max-ulp does not apply to qu8 data" "$leaky" check "$work/g8/golden.bin" --golden "$work/g8" --max-ulp 1
+refused 2 "--allow-rounding does not apply to qu8 data" "$leaky" check "$work/g8/golden.bin" --golden "$work/g8" \
+  --allow-rounding
+refused 2 "golden.bin holds 8198 bytes; 300 qu8 elements are exactly 300 bytes" "$leaky" check "$work/g/golden.bin" \
+  --golden "$work/g8"
+mkdir -p "$work/broken8" && cp "$work/g8/"*.bin "$work/broken8/"
+sed 's/"zero_point": 128/"zero_point": 300/' "$work/g8/golden.json" > "$work/broken8/golden.json"
+refused 2 "golden.json: \"quantization\": input zero point must be within qu8's range 0..255, not 300" "$leaky" \
+  check "$work/g8/golden.bin" --golden "$work/broken8"
+sed 's/"scale": 0.0625/"scale": -1/' "$work/g8/golden.json" > "$work/broken8/golden.json"
+refused 2 "golden.json: output scale must be a finite number above 0, not -1" "$leaky" \
+  check "$work/g8/golden.bin" --golden "$work/broken8"
 # 5. A --filter that selects no benchmark, before anything runs or is written.
 if [ ! -x "$bench" ]; then  # not given, or not built
   # leaky-bench's interface, minimal: --list prints the names --filter=

@@ -9,6 +9,7 @@
 #include "cli_checks.h"
 #include "commands.h"
 #include "diagnose.h"
+#include "eight_bit_data.h"
 #include "golden_io.h"
 #include "layout.h"
 #include "plan_flags.h"
@@ -41,24 +42,35 @@ int RunCheck(const CheckSettings& s) {
   const std::filesystem::path dir(s.golden_dir);
   const GoldenDescription d = DescriptionFromJson(Text(dir / "golden.json"));
   CheckInput input;
-  const uint64_t bytes = d.elements * DtypeBytes(d.dtype);
-  auto load = [&](const std::string& what, const std::string& path) {
+  if (d.eight_bit) {
+    // One byte has no ulp to tolerate and no rounding mode to allow.
+    if (s.max_ulp > 0 || s.allow_rounding) {
+      throw UsageError(std::string(s.max_ulp > 0 ? "--max-ulp" : "--allow-rounding") +
+                       " does not apply to " + TypeName(d) +
+                       " data: its golden is exact and bytes compare exactly");
+    }
+    input.eight_bit = d.eight_bit;
+  }
+  const uint64_t bytes = d.elements * ElementBytes(d);
+  // x and dy decode with the input's encoding, the results with the output's.
+  auto load = [&](const std::string& what, const std::string& path, bool result = true) {
     std::error_code error;
     const uintmax_t size = std::filesystem::file_size(path, error);
     if (!error && size != bytes) {
       throw GoldenError(what + " holds " + std::to_string(size) + " bytes; " +
-                        std::to_string(d.elements) + " " + DtypeName(d.dtype) +
+                        std::to_string(d.elements) + " " + TypeName(d) +
                         " elements are exactly " + std::to_string(bytes) + " bytes");
     }
+    if (d.eight_bit) return DecodeBytes(what, ReadFile(path, bytes), *d.eight_bit, result, d.elements);
     return DecodeArray(what, ReadFile(path, bytes), d.dtype, d.elements);
   };
   input.dtype = d.dtype;
   input.backward = d.op == "leaky_relu_backward";
   input.negative_slope = d.negative_slope;
-  input.input = load("input.bin", (dir / "input.bin").string());
+  input.input = load("input.bin", (dir / "input.bin").string(), false);
   input.golden = load(input.backward ? "golden_dx.bin" : "golden.bin",
                       (dir / (input.backward ? "golden_dx.bin" : "golden.bin")).string());
-  if (input.backward) input.dy = load("dy.bin", (dir / "dy.bin").string());
+  if (input.backward) input.dy = load("dy.bin", (dir / "dy.bin").string(), false);
   input.output = load("the output " + s.output, s.output);
   input.max_ulp = s.max_ulp >= 0 ? static_cast<uint64_t>(s.max_ulp) : DefaultMaxUlp(d.dtype);
   input.strict_zero_sign = s.strict_zero_sign;
@@ -86,15 +98,26 @@ int RunCheck(const CheckSettings& s) {
   }
   if (plan) {
     plan->op = input.backward ? "backward" : "forward";
-    input.plan = MakeLayout(*plan, d.dtype, d.elements);
+    input.plan =
+        d.eight_bit ? MakeByteLayout(*plan, d.elements) : MakeLayout(*plan, d.dtype, d.elements);
   }
   const CheckResult result = Diagnose(input);
   if (s.json_output) {
     nlohmann::json j = result.ToJson();
-    j["dtype"] = DtypeName(d.dtype);
+    j["dtype"] = TypeName(d);
     j["op"] = d.op;
     j["tolerance_ulp"] = input.max_ulp;
     std::printf("%s\n", j.dump(2).c_str());
+  } else if (d.eight_bit) {
+    std::printf("%s: %llu of %llu bytes differ from the golden (%s, %s, byte-exact)\n",
+                result.pass ? "PASS" : "FAIL", static_cast<unsigned long long>(result.mismatches),
+                static_cast<unsigned long long>(result.elements), TypeName(d).c_str(), d.op.c_str());
+    if (!result.pass) {
+      std::printf("max error: %llu steps, %.6g absolute, %.6g relative (in real values)\n",
+                  static_cast<unsigned long long>(result.max_ulp), result.max_abs_error,
+                  result.max_rel_error);
+    }
+    for (const Finding& f : result.findings) std::printf("- %s: %s\n", f.kind.c_str(), f.message.c_str());
   } else {
     std::printf("%s: %llu of %llu elements outside %llu ulp (%s, %s)\n",
                 result.pass ? "PASS" : "FAIL", static_cast<unsigned long long>(result.mismatches),

@@ -63,6 +63,10 @@ Loaded Load(const DeviceSettings& s) {
   const std::filesystem::path dir(s.golden_dir);
   const std::vector<uint8_t> text = ReadFile((dir / "golden.json").string(), 1 << 20);
   l.d = DescriptionFromJson(std::string(text.begin(), text.end()));
+  if (l.d.eight_bit) {
+    throw GoldenError("the OpenCL kernel has no 8-bit version; " + (dir / "golden.json").string() +
+                      " describes " + TypeName(l.d) + " data");
+  }
   const uint64_t bytes = l.d.elements * DtypeBytes(l.d.dtype);
   l.input = ReadFile((dir / "input.bin").string(), bytes);
   if (l.input.size() != bytes) throw GoldenError("input.bin is not " + std::to_string(bytes) + " bytes");

@@ -1,5 +1,6 @@
 // `leaky golden`: input and golden output files, bit-exact from the
-// library's scalar reference, for a developer's own device kernel.
+// library's scalar reference (8-bit data: its exact 8-bit path), for a
+// developer's own device kernel.
 #include <bit>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +10,8 @@
 
 #include "cli_checks.h"
 #include "commands.h"
+#include "eight_bit_data.h"
+#include "eight_bit_flags.h"
 #include "golden_data.h"
 #include "golden_io.h"
 #include "layout.h"
@@ -29,12 +32,29 @@ struct GoldenSettings {
   std::string out = "golden";
   bool record_plan = false;
   PlanOptions plan;
+  EightBitFlags eight_bit;
+  bool dist_given = false;
 };
+
+// What the 8-bit parameters are, for the line `leaky golden` prints.
+std::string EightBitSummary(const leaky_q8_params& q) {
+  if (!IsQuantized(q.type)) return std::string("saturate ") + (q.saturate ? "1" : "0");
+  auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", v);
+    return std::string(text);
+  };
+  return "input scale " + number(q.input.scale) + " zero point " +
+         std::to_string(q.input.zero_point) + ", output scale " + number(q.output.scale) +
+         " zero point " + std::to_string(q.output.zero_point) + ", clamp " +
+         std::to_string(q.output_min) + ".." + std::to_string(q.output_max);
+}
 
 int RunGolden(const GoldenSettings& s) {
   GoldenDescription d;
   d.op = s.op == "backward" ? "leaky_relu_backward" : "leaky_relu_forward";
-  d.dtype = ParseDtype(s.dtype);
+  d.eight_bit = EightBitParams(s.dtype, s.eight_bit, s.op, s.dist_given);
+  if (!d.eight_bit) d.dtype = ParseDtype(s.dtype);
   d.shape = s.shape.empty() ? std::vector<uint64_t>{s.elements} : s.shape;
   d.elements = 1;
   for (uint64_t extent : d.shape) {
@@ -47,13 +67,14 @@ int RunGolden(const GoldenSettings& s) {
     }
   }
   d.negative_slope = s.slope;
-  d.distribution = s.distribution;
+  d.distribution = d.eight_bit ? "all_bytes" : s.distribution;
   d.seed = s.seed;
   std::string plan_line, plan_warning;
   if (s.record_plan) {
     PlanOptions plan = s.plan;
     plan.op = s.op;
-    const Layout layout = MakeLayout(plan, d.dtype, d.elements);  // refuses a bad plan first
+    const Layout layout =  // refuses a bad plan first
+        d.eight_bit ? MakeByteLayout(plan, d.elements) : MakeLayout(plan, d.dtype, d.elements);
     d.plan = plan.ToJson();
     uint32_t used = 0;
     for (uint64_t length : layout.core_length) used += length > 0;
@@ -81,7 +102,7 @@ int RunGolden(const GoldenSettings& s) {
   std::filesystem::create_directories(dir, error);
   if (error) throw GoldenError("cannot create " + dir.string() + ": " + error.message());
   auto write = [&](const char* name, const std::vector<uint64_t>& bits) {
-    const std::vector<uint8_t> bytes = ToBytes(d.dtype, bits);
+    const std::vector<uint8_t> bytes = ToBytes(ElementBytes(d), bits);
     WriteFile((dir / name).string(), bytes.data(), bytes.size());
   };
   write("input.bin", a.x);
@@ -96,9 +117,10 @@ int RunGolden(const GoldenSettings& s) {
   }
   const std::string description = DescriptionToJson(d);
   WriteFile((dir / "golden.json").string(), description.data(), description.size());
-  std::printf("wrote %s: %llu %s elements, %s, slope %g, distribution %s\n", dir.c_str(),
+  std::printf("wrote %s: %llu %s elements, %s, slope %g, %s\n", dir.c_str(),
               static_cast<unsigned long long>(d.elements), s.dtype.c_str(), d.op.c_str(), s.slope,
-              s.distribution.c_str());
+              d.eight_bit ? ("every byte value, shuffled; " + EightBitSummary(*d.eight_bit)).c_str()
+                          : ("distribution " + s.distribution).c_str());
   if (!plan_line.empty()) std::printf("%s\n", plan_line.c_str());
   if (!plan_warning.empty()) std::fprintf(stderr, "leaky golden: warning: %s\n", plan_warning.c_str());
   return 0;
@@ -118,12 +140,15 @@ void AddGoldenCommand(CLI::App& app, std::function<int()>& run) {
                   ->delimiter(',')
                   ->excludes(elements),
               uint64_t{1}, kMaxGoldenElements);
-  command->add_option("--dtype", s->dtype)->check(CLI::IsMember({"f32", "f64", "f16", "bf16"}))
+  command->add_option("--dtype", s->dtype,
+                      "f32, f64, f16, bf16, or 8-bit (leaky/eight_bit.h): qu8, qs8, fp8_e4m3, "
+                      "fp8_e5m2, whose input is every byte value, shuffled by --seed")
+      ->check(CLI::IsMember({"f32", "f64", "f16", "bf16", "qu8", "qs8", "fp8_e4m3", "fp8_e5m2"}))
       ->capture_default_str();
   FiniteNumber(command->add_option("--slope", s->slope, "negative_slope")->capture_default_str());
   command->add_option("--op", s->op)->check(CLI::IsMember({"forward", "backward"}))
       ->capture_default_str();
-  command->add_option("--dist", s->distribution, DistributionHelp())
+  auto* dist = command->add_option("--dist", s->distribution, DistributionHelp() + " (float dtypes)")
       ->capture_default_str()
       ->check(CLI::Validator(
           [](std::string& spec) -> std::string {
@@ -142,8 +167,10 @@ void AddGoldenCommand(CLI::App& app, std::function<int()>& run) {
                     "Record these plan options in golden.json: `leaky check` then maps indices "
                     "to your kernel's cores and tiles without repeating them");
   AddPlanOptions(command, s->plan, /*with_op=*/false);
-  command->callback([&run, s, elements] {
+  AddEightBitOptions(command, s->eight_bit);
+  command->callback([&run, s, elements, dist] {
     if (elements->count() == 0 && s->shape.empty()) s->elements = 10007;
+    s->dist_given = dist->count() > 0;
     run = [s] { return RunGolden(*s); };
   });
 }
