@@ -1047,11 +1047,10 @@ TEST(EightBitFp8, PreluBackward) {
       const size_t n = shape.outer * shape.channels * shape.inner;
       std::vector<uint8_t> dy_values(n), x_values(n);
       for (size_t i = 0; i < n; ++i) {
-        const size_t channel = (i / shape.inner) % shape.channels;
+        // k: the element's place within its channel (outer-major).
         const size_t k = (i / (shape.inner * shape.channels)) * shape.inner + i % shape.inner;
         dy_values[i] = shape.all_pairs ? static_cast<uint8_t>(k % 256) : finite_code(i, 167);
         x_values[i] = shape.all_pairs ? static_cast<uint8_t>(k / 256) : finite_code(i, 89);
-        (void)channel;
       }
       // The exact dweight of each channel (the same for both saturate modes).
       std::vector<float> dweight_expected(shape.channels);
