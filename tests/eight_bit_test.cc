@@ -979,7 +979,9 @@ TEST(EightBitFp8, RreluEvalBackward) {
 // result's side flips; alpha >= 0 still allows the result), one whose
 // alpha * scale is not a float (48 bits: the sum y + alpha * scale and the
 // product by dy * input_scale must be exact), tiny or huge input_scale
-// (exp's argument far out: 0 or overflow), and two whose alpha * scale =
+// (exp's argument far out: 0), a negative input_scale (exp's argument
+// positive: past long double's range at E5M2's large inputs), and two
+// whose alpha * scale =
 // 1 - 2^-46 puts dy * input_scale * alpha * scale just below a tie that
 // rounds up (E4M3 1.1875, E5M2 1.375): an f32 intermediate would make it
 // the tie.
@@ -990,6 +992,7 @@ const EluParameters kFp8EluBackward[] = {{1.0, 1.0, 1.0},
                                          {0.1f, 1.0507010f, 0.7f},
                                          {1.0, 1.0, 1e-30f},
                                          {0.5, 3.0, 1e4f},
+                                         {1.0, 1.0, -0.5},
                                          {1.0 + 0x1p-23, 1.0 - 0x1p-23, 1.1875},
                                          {1.0 + 0x1p-23, 1.0 - 0x1p-23, 1.375}};
 
