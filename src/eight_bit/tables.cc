@@ -134,6 +134,11 @@ void BuildEluBackwardTable(const leaky_q8_params& q, const RealFunction& f, bool
       }
     } else {
       const long double argument = saved * input_scale;  // exact; NaN for -inf * 0
+      // Rounded three times (exp, two products) in long double: within
+      // about 2^-62 of the value, as the forward's expm1. Past long
+      // double's range the value is far outside fp8's (0 or overflow), and
+      // the long double result is too.
+      const long double m = input_scale * alpha_scale * std::exp(argument);
       for (int g = 0; g < 256; ++g) {
         if (argument == 0) {  // exp(0) = 1: a rational value, rounded exactly
           row[g] = EncodeFp8ProductSum(format, dy[g], input_scale, 0.0L, alpha_scale, saturate);
@@ -146,11 +151,6 @@ void BuildEluBackwardTable(const leaky_q8_params& q, const RealFunction& f, bool
           const long double e = std::isfinite(argument) ? 1.0L : std::exp(argument);
           row[g] = EncodeFp8(format, dy[g] * input_scale * alpha_scale * e, saturate);
         } else {
-          // Rounded three times (exp, two products) in long double: within
-          // about 2^-62 of the value, as the forward's expm1. Past long
-          // double's range the value is far outside fp8's (0 or overflow),
-          // and the long double result is too.
-          const long double m = input_scale * alpha_scale * std::exp(argument);
           row[g] = EncodeFp8(format, dy[g] * m, saturate);
         }
       }

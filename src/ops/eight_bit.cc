@@ -320,7 +320,7 @@ extern "C" leaky_status leaky_q8_rrelu_eval_backward(const leaky_q8_params* q, s
 namespace {
 
 // The 64 KiB pair tables of ELU's backward, cached per thread as above:
-// building one rounds 32768 products (10 to 25 ms measured on a busy
+// building one rounds 32768 products (2 to 14 ms measured on a busy
 // machine, docs/semantics.md), a training loop's calls reuse it.
 struct CachedPairTable {
   std::array<uint64_t, 6> key{};
