@@ -21,6 +21,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 namespace leaky::test::eight_bit {
 
@@ -443,6 +444,117 @@ inline Table Fp8EluTable(Fp8 format, int saturate, const EluParameters& p) {
   return table;
 }
 
+// ---------------------------------------------------------------- fp8 backward
+
+// IEEE addition on Values, exact: a NaN operand's NaN, inf + -inf a new
+// NaN, an exact zero sum +0 unless both addends are -0.
+inline Value Add(const Value& a, const Value& b) {
+  if (a.kind == Value::kNan) return a;
+  if (b.kind == Value::kNan) return b;
+  if (a.kind == Value::kInfinite && b.kind == Value::kInfinite) {
+    if (a.negative == b.negative) return a;
+    Value nan;
+    nan.kind = Value::kNan;
+    return nan;
+  }
+  if (a.kind == Value::kInfinite) return a;
+  if (b.kind == Value::kInfinite) return b;
+  const Rational sum = (a.negative ? -a.magnitude : a.magnitude) +
+                       (b.negative ? -b.magnitude : b.magnitude);
+  if (sum == 0) return Finite(a.negative && b.negative, Rational(0));
+  return sum < 0 ? Finite(true, -sum) : Finite(false, sum);
+}
+
+// ELU's backward on fp8 (eight_bit.h), every (saved, dy) pair: rows[saved]
+// is the table over dy. From the input: saved <= 0 ? dy * input_scale *
+// alpha * scale * exp(saved * input_scale) : dy * scale; from the result:
+// saved <= 0 ? dy * input_scale * (saved + alpha * scale) : dy * scale. exp
+// is exact where it is rational (its argument 0, +-inf) and 400-bit
+// otherwise (then `undecided` marks the kEluBand around a tie). Parameters
+// as Fp8EluTable's (floats).
+inline std::vector<Table> Fp8EluBackwardRows(Fp8 format, int saturate, const EluParameters& p,
+                                             bool from_result) {
+  const Value alpha = FromDouble(p.alpha), scale = FromDouble(p.scale),
+              input_scale = FromDouble(p.input_scale);
+  const Value alpha_scale = Multiply(alpha, scale);
+  std::vector<Table> rows(256);
+  for (int s = 0; s < 256; ++s) {
+    const Value saved = Decode(format, static_cast<uint8_t>(s));
+    Table& row = rows[s];
+    // The factor dy is multiplied by, and whether it is irrational.
+    Value factor;
+    bool irrational = false;
+    if (!NegativeOrZero(saved)) {  // saved > 0 or NaN: comparisons are false
+      factor = scale;
+    } else if (from_result) {
+      factor = Multiply(input_scale, Add(saved, alpha_scale));
+    } else {
+      const Value argument = Multiply(saved, input_scale);
+      Value e;  // exp(argument)
+      if (argument.kind == Value::kNan) {
+        e = argument;
+      } else if (argument.kind == Value::kInfinite) {
+        e = argument.negative ? Finite(false, 0) : argument;
+      } else if (argument.magnitude == 0) {
+        e = Finite(false, 1);
+      } else {
+        const High h = boost::multiprecision::exp(argument.negative ? -ToHigh(argument.magnitude)
+                                                                    : ToHigh(argument.magnitude));
+        // Below 2^-600 every |dx| of the test's grid (|dy * input_scale *
+        // alpha * scale| < 2^40) is below 2^-560 and rounds to a zero, as
+        // the stand-in's does; the exact value would be a rational of up
+        // to 10^9 bits (exp(-57344 * 1e4)).
+        const High floor = boost::multiprecision::ldexp(High(1), -600);
+        e = Finite(false, h < floor ? Pow2(-600) : ExactHigh(h));
+        irrational = true;
+      }
+      factor = Multiply(Multiply(input_scale, alpha_scale), e);
+    }
+    for (int g = 0; g < 256; ++g) {
+      const Value dy = Decode(format, static_cast<uint8_t>(g));
+      if (dy.kind == Value::kNan) {  // a NaN dy gives its own byte
+        row.expected[g] = static_cast<uint8_t>(g);
+        continue;
+      }
+      const Value dx = Multiply(dy, factor);
+      Set(row, g, format, dx, saturate);
+      if (irrational && dx.kind == Value::kFinite && dx.magnitude != 0) {
+        const Rational band = Rational(1) + Pow2(kEluBandLog2);
+        Value up = dx, down = dx;
+        up.magnitude *= band;
+        down.magnitude /= band;
+        row.undecided[g] = Encode(format, up, saturate) != row.expected[g] ||
+                           Encode(format, down, saturate) != row.expected[g];
+      }
+    }
+  }
+  return rows;
+}
+
+// The f32 nearest to a rational, ties to even (from its exact value: the
+// quantum 2^(max(floor(log2 |r|), -126) - 23); beyond the largest finite
+// float's rounding range, infinity).
+inline float RoundToFloat(const Rational& r) {
+  if (r == 0) return 0.0f;
+  const bool negative = r < 0;
+  const Rational m = negative ? -r : r;
+  const int quantum = std::max(FloorLog2(m), -126) - 23;
+  const Integer steps = RoundHalfEven(m * Pow2(-quantum));
+  const Rational rounded = Rational(steps) * Pow2(quantum);
+  float f;
+  if (rounded > Exact(static_cast<double>(std::numeric_limits<float>::max()))) {
+    f = std::numeric_limits<float>::infinity();
+  } else {
+    f = std::ldexp(steps.convert_to<float>(), quantum);  // steps <= 2^24: exact
+  }
+  return negative ? -f : f;
+}
+
+// PReLU's dweight term: x > 0 ? 0 : x * dy.
+inline Value PreluWeightTerm(const Value& x, const Value& dy) {
+  return Positive(x) ? Finite(false, 0) : Multiply(x, dy);
+}
+
 // A float's exact Value (for leaky_fp8_from_f32).
 inline Value FromFloat(float f) { return FromDouble(static_cast<double>(f)); }
 
@@ -455,6 +567,12 @@ inline float ToFloat(const Value& v) {
   }
   const float magnitude = v.magnitude.convert_to<float>();
   return v.negative ? -magnitude : magnitude;
+}
+
+// The f32 of a Value sum (NaN of any sign and payload compare equal).
+inline float ToFloatOfSum(const Value& v) {
+  if (v.kind != Value::kFinite) return ToFloat(v);
+  return RoundToFloat(v.negative ? -v.magnitude : v.magnitude);
 }
 
 }  // namespace leaky::test::eight_bit

@@ -815,12 +815,18 @@ TEST(EightBitFp8, Prelu) {
   }
 }
 
-// Backward: dx = choose[saved] ? when_true[dy] : when_false[dy].
+// Backward: dx = choose[saved] ? when_true[dy] : when_false[dy], or with
+// `rows` (ELU) rows[saved][dy].
 struct ExpectedBackward {
   std::string what;
   Fp8 format;
   Table when_true, when_false;
   std::array<bool, 256> choose{};
+  std::vector<Table> rows;
+  const Table& Row(uint8_t saved) const {
+    if (!rows.empty()) return rows[saved];
+    return choose[saved] ? when_true : when_false;
+  }
 };
 
 using BinaryCall = std::function<leaky_status(size_t n, const uint8_t* dy, const uint8_t* saved,
@@ -836,6 +842,9 @@ void CheckBackward(const ExpectedBackward& e, const BinaryCall& call, Log& log) 
   };
   const Layout layouts[] = {
       {65536, 0, kOutOfPlace}, {1000 + 37, 1, kOverDy}, {1000 + 37, 3, kOverSaved}};
+  // The expectation of each saved byte, built once (not per element).
+  std::vector<Expected> by_saved;
+  for (int b = 0; b < 256; ++b) by_saved.push_back({e.what, e.Row(static_cast<uint8_t>(b)), e.format});
   ForEachTarget([&](const std::string& target) {
     for (int threads : {1, 2}) {
       for (const Layout& l : layouts) {
@@ -868,7 +877,7 @@ void CheckBackward(const ExpectedBackward& e, const BinaryCall& call, Log& log) 
         log.Compared(l.n);
         for (size_t i = 0; i < l.n; ++i) {
           const uint8_t g = dy_values[i], sv = saved_values[i];
-          const Expected one{e.what, e.choose[sv] ? e.when_true : e.when_false, e.format};
+          const Expected& one = by_saved[sv];
           if (!Matches(one, g, out[i], log)) {
             const std::string detail = " dy " + Hex8(g) + " saved " + Hex8(sv) + ": expected " +
                                        ExpectedText(one, g) + ", got " + Hex8(out[i]);
@@ -933,6 +942,198 @@ TEST(EightBitFp8, PlainReluBackward) {
             return leaky_q8_plain_relu_backward(&p, n, dy, saved, dx, o);
           },
           log);
+    }
+  }
+}
+
+TEST(EightBitFp8, RreluEvalBackward) {
+  Log log;
+  for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
+    for (int saturate : {0, 1}) {
+      for (const auto& [lower, upper] : kRreluBounds) {
+        // LeakyReLU's backward from the input with the slope (lower + upper) / 2.
+        const Value s = SlopeF32((lower + upper) / 2);
+        ExpectedBackward e{
+            "fp8 rrelu_eval_backward " + Fp8Name(format, saturate) + " lower " + Show(lower) +
+                " upper " + Show(upper),
+            format,
+            Fp8Table(format, saturate, [](const Value& dy) { return dy; }),
+            Fp8Table(format, saturate, [&](const Value& dy) { return Multiply(dy, s); }),
+            {}};
+        for (int b = 0; b < 256; ++b)
+          e.choose[b] = Positive(Decode(format, static_cast<uint8_t>(b)));
+        const leaky_q8_params p = ParamsOf(format, saturate);
+        CheckBackward(
+            e,
+            [p, lower, upper](size_t n, const uint8_t* dy, const uint8_t* x, uint8_t* dx,
+                              const leaky_options* o) {
+              return leaky_q8_rrelu_eval_backward(&p, n, dy, x, dx, lower, upper, o);
+            },
+            log);
+      }
+    }
+  }
+}
+
+// ELU's backward: the forward's parameters, one with a negative scale (the
+// result's side flips; alpha >= 0 still allows the result), one whose
+// alpha * scale is not a float (48 bits: the sum y + alpha * scale and the
+// product by dy * input_scale must be exact), tiny or huge input_scale
+// (exp's argument far out: 0), a negative input_scale (exp's argument
+// positive: past long double's range at E5M2's large inputs), and two
+// whose alpha * scale =
+// 1 - 2^-46 puts dy * input_scale * alpha * scale just below a tie that
+// rounds up (E4M3 1.1875, E5M2 1.375): an f32 intermediate would make it
+// the tie.
+const EluParameters kFp8EluBackward[] = {{1.0, 1.0, 1.0},
+                                         {1.5, 0.75, 0.5},
+                                         {0.25, 1.0, 3.0},
+                                         {2.0, -0.5, 0.25},
+                                         {0.1f, 1.0507010f, 0.7f},
+                                         {1.0, 1.0, 1e-30f},
+                                         {0.5, 3.0, 1e4f},
+                                         {1.0, 1.0, -0.5},
+                                         {1.0 + 0x1p-23, 1.0 - 0x1p-23, 1.1875},
+                                         {1.0 + 0x1p-23, 1.0 - 0x1p-23, 1.375}};
+
+TEST(EightBitFp8, EluBackward) {
+  Log log;
+  for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
+    for (int saturate : {0, 1}) {
+      for (const EluParameters& elu : kFp8EluBackward) {
+        for (int from_result : {0, 1}) {
+          ExpectedBackward e{"fp8 elu_backward " + Fp8Name(format, saturate) + " alpha " +
+                                 Show(elu.alpha) + " scale " + Show(elu.scale) + " input_scale " +
+                                 Show(elu.input_scale) + (from_result ? " saved_is_result" : ""),
+                             format,
+                             {},
+                             {},
+                             {},
+                             Fp8EluBackwardRows(format, saturate, elu, from_result != 0)};
+          const leaky_q8_params p = ParamsOf(format, saturate);
+          CheckBackward(
+              e,
+              [p, elu, from_result](size_t n, const uint8_t* dy, const uint8_t* saved,
+                                    uint8_t* dx, const leaky_options* o) {
+                return leaky_q8_elu_backward(&p, n, dy, saved, from_result, dx, elu.alpha,
+                                             elu.scale, elu.input_scale, o);
+              },
+              log);
+        }
+      }
+    }
+  }
+}
+
+// PReLU's backward: dx per channel as LeakyReLU's with the channel's weight;
+// dweight against the exact sum of the Value terms rounded once to f32.
+// Data: every (x, dy) pair in each channel (NaN and infinite codes make
+// dweight NaN), and finite codes only (dweight a number: the exact sum).
+TEST(EightBitFp8, PreluBackward) {
+  Log log;
+  const float* weights = kPreluWeights;
+  struct Shape {
+    size_t outer, channels, inner;
+    bool all_pairs;  // element k of a channel: dy = k % 256, x = k / 256
+  };
+  const Shape shapes[] = {{1, kPreluChannels, 65536, true},
+                          {65536, 3, 1, true},
+                          {2, kPreluChannels, 1000 + 37, false},
+                          {300, kPreluChannels, 1, false}};
+  for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
+    auto finite_code = [&](size_t k, size_t multiplier) {
+      uint8_t b = static_cast<uint8_t>(k * multiplier + 13);
+      while (Decode(format, b).kind != Value::kFinite) b = static_cast<uint8_t>(b + 1);
+      return b;
+    };
+    for (const Shape& shape : shapes) {
+      const size_t n = shape.outer * shape.channels * shape.inner;
+      std::vector<uint8_t> dy_values(n), x_values(n);
+      for (size_t i = 0; i < n; ++i) {
+        // k: the element's place within its channel (outer-major).
+        const size_t k = (i / (shape.inner * shape.channels)) * shape.inner + i % shape.inner;
+        dy_values[i] = shape.all_pairs ? static_cast<uint8_t>(k % 256) : finite_code(i, 167);
+        x_values[i] = shape.all_pairs ? static_cast<uint8_t>(k / 256) : finite_code(i, 89);
+      }
+      // The exact dweight of each channel (the same for both saturate modes).
+      std::vector<float> dweight_expected(shape.channels);
+      for (size_t c = 0; c < shape.channels; ++c) {
+        Value sum = Finite(false, 0);
+        for (size_t o = 0; o < shape.outer; ++o) {
+          for (size_t i = 0; i < shape.inner; ++i) {
+            const size_t index = (o * shape.channels + c) * shape.inner + i;
+            sum = Add(sum, PreluWeightTerm(Decode(format, x_values[index]),
+                                           Decode(format, dy_values[index])));
+          }
+        }
+        dweight_expected[c] = ToFloatOfSum(sum);
+      }
+      for (int saturate : {0, 1}) {
+        const std::string what = "fp8 prelu_backward " + Fp8Name(format, saturate);
+        std::vector<Table> dx_tables;
+        const Table pass = Fp8Table(format, saturate, [](const Value& dy) { return dy; });
+        for (size_t c = 0; c < shape.channels; ++c) {
+          const Value weight = FromFloat(weights[c]);
+          dx_tables.push_back(
+              Fp8Table(format, saturate, [&](const Value& dy) { return Multiply(dy, weight); }));
+        }
+        const leaky_q8_params p = ParamsOf(format, saturate);
+        ForEachTarget([&](const std::string& target) {
+          for (int threads : {1, 2}) {
+            for (int placement = 0; placement < 3; ++placement) {  // out, over dy, over x
+              Guarded dy(n, 1), x(n, 1), dx(n, 1);
+              std::memcpy(dy.data(), dy_values.data(), n);
+              std::memcpy(x.data(), x_values.data(), n);
+              uint8_t* out = placement == 1 ? dy.data() : placement == 2 ? x.data() : dx.data();
+              std::vector<float> dweight(shape.channels + 2, -7.0f);
+              const leaky_options opts = Options(threads);
+              const std::string layout =
+                  target + " [" + std::to_string(shape.outer) + ", " +
+                  std::to_string(shape.channels) + ", " + std::to_string(shape.inner) + "]" +
+                  (placement == 1 ? " dx=dy" : placement == 2 ? " dx=x" : "") +
+                  " threads=" + std::to_string(threads);
+              const leaky_status s =
+                  leaky_q8_prelu_backward(&p, shape.outer, shape.channels, shape.inner, dy.data(),
+                                          x.data(), weights, out, dweight.data() + 1, &opts);
+              if (s != LEAKY_OK) {
+                log.Mismatch(what + " [" + layout + "]: status " + leaky_status_string(s) + ": " +
+                             leaky_last_error());
+                continue;
+              }
+              if (!dy.GuardsIntact() || !x.GuardsIntact() || !dx.GuardsIntact() ||
+                  dweight.front() != -7.0f || dweight.back() != -7.0f) {
+                log.Mismatch(what + " [" + layout + "]: wrote outside the outputs");
+              }
+              log.Compared(n + shape.channels);
+              for (size_t c = 0; c < shape.channels; ++c) {
+                const float got = dweight[c + 1], expected = dweight_expected[c];
+                const bool same = std::isnan(expected)
+                                      ? std::isnan(got)
+                                      : std::memcmp(&got, &expected, sizeof(float)) == 0;
+                if (!same) {
+                  char text[160];
+                  std::snprintf(text, sizeof(text), " dweight[%zu]: expected %a, got %a", c,
+                                static_cast<double>(expected), static_cast<double>(got));
+                  log.Mismatch(what + " [" + layout + "]" + text);
+                }
+              }
+              for (size_t i = 0; i < n; ++i) {
+                const size_t c = (i / shape.inner) % shape.channels;
+                const uint8_t g = dy_values[i], v = x_values[i];
+                const Expected one{what, Positive(Decode(format, v)) ? pass : dx_tables[c], format};
+                if (!Matches(one, g, out[i], log)) {
+                  const std::string detail = " channel " + std::to_string(c) + " (weight " +
+                                             Show(weights[c]) + ") dy " + Hex8(g) + " x " +
+                                             Hex8(v) + ": expected " + ExpectedText(one, g) +
+                                             ", got " + Hex8(out[i]);
+                  log.Mismatch(what + detail,
+                               what + " [" + layout + "] index " + std::to_string(i) + detail);
+                }
+              }
+            }
+          }
+        });
+      }
     }
   }
 }
@@ -1149,8 +1350,48 @@ TEST(EightBitErrors, QuantizedBackwardUnsupported) {
     }
     EXPECT_EQ(LEAKY_ERROR_UNSUPPORTED,
               leaky_q8_plain_relu_backward(&p, 64, b.x.data(), b.x.data(), b.y.data(), nullptr));
+    EXPECT_EQ(LEAKY_ERROR_UNSUPPORTED,
+              leaky_q8_rrelu_eval_backward(&p, 64, b.x.data(), b.x.data(), b.y.data(), 0.1, 0.2,
+                                           nullptr));
+    EXPECT_EQ(LEAKY_ERROR_UNSUPPORTED,
+              leaky_q8_elu_backward(&p, 64, b.x.data(), b.x.data(), 0, b.y.data(), 1.0, 1.0, 1.0,
+                                    nullptr));
+    float weight[4] = {0.25f, 0.25f, 0.25f, 0.25f}, dweight[4] = {7, 7, 7, 7};
+    EXPECT_EQ(LEAKY_ERROR_UNSUPPORTED,
+              leaky_q8_prelu_backward(&p, 4, 4, 4, b.x.data(), b.x.data(), weight, b.y.data(),
+                                      dweight, nullptr));
+    EXPECT_EQ(dweight[0], 7.0f);
     ExpectUntouched(b, "quantized backward");
   }
+}
+
+TEST(EightBitErrors, Fp8BackwardRefusals) {
+  Buffers b;
+  const leaky_q8_params p = leaky_q8_params_init(LEAKY_FP8_E4M3);
+  EXPECT_EQ(LEAKY_ERROR_UNSUPPORTED,
+            leaky_q8_elu_backward(&p, 64, b.x.data(), b.x.data(), 1, b.y.data(), -1.0, 1.0, 1.0,
+                                  nullptr));
+  EXPECT_NE(std::string(leaky_last_error()).find("needs alpha >= 0"), std::string::npos);
+  EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
+            leaky_q8_elu_backward(&p, 64, b.x.data(), b.x.data(), 0, b.y.data(), 1.0, NAN, 1.0,
+                                  nullptr));
+  EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
+            leaky_q8_rrelu_eval_backward(&p, 64, b.x.data(), b.x.data(), b.y.data(), 0.3, 0.2,
+                                         nullptr));
+  float weight[4] = {0.25f, NAN, 0.25f, 0.25f}, dweight[4] = {7, 7, 7, 7};
+  EXPECT_EQ(LEAKY_ERROR_INVALID_PARAMETER,
+            leaky_q8_prelu_backward(&p, 4, 4, 4, b.x.data(), b.x.data(), weight, b.y.data(),
+                                    dweight, nullptr));
+  EXPECT_NE(std::string(leaky_last_error()).find("weight[1] is not finite"), std::string::npos);
+  EXPECT_EQ(LEAKY_ERROR_NULL_POINTER,
+            leaky_q8_prelu_backward(&p, 4, 4, 4, nullptr, b.x.data(), weight, b.y.data(),
+                                    dweight, nullptr));
+  for (float d : dweight) EXPECT_EQ(d, 7.0f);
+  ExpectUntouched(b, "fp8 backward refusals");
+  // n == 0: dweight is zeros, as the float op's.
+  EXPECT_EQ(LEAKY_OK, leaky_q8_prelu_backward(&p, 0, 4, 4, nullptr, nullptr, weight, nullptr,
+                                              dweight, nullptr));
+  for (float d : dweight) EXPECT_EQ(d, 0.0f);
 }
 
 TEST(EightBitErrors, BadOpParameters) {

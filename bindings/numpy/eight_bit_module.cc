@@ -6,7 +6,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
+#include <string>
 #include <tuple>
 
 #include "leaky/eight_bit.h"
@@ -66,6 +68,33 @@ py::array Forward(const py::array& x_in, const Quant& quant, const std::optional
   return y;
 }
 
+void CheckSameShape(const py::array& dy, const py::array& saved, const char* name) {
+  if (dy.ndim() != saved.ndim() ||
+      !std::equal(dy.shape(), dy.shape() + dy.ndim(), saved.shape())) {
+    throw py::value_error(std::string("dy and ") + name + " have different shapes");
+  }
+}
+
+// dx = call(dy, saved) for the fp8 backward ops, dx shaped as dy.
+template <class Call>
+py::array Backward(const py::array& dy_in, const py::array& saved_in, const Quant& quant,
+                   const std::optional<py::array>& out, const Call& call) {
+  const leaky_q8_params q = ParamsOf(quant);
+  const py::array dy = Bytes(dy_in, q, "dy"), saved = Bytes(saved_in, q, "saved");
+  if (dy.size() != saved.size()) throw py::value_error("dy and saved have different sizes");
+  py::array dx = OutputLike(dy, out);
+  const void *g = dy.data(), *s = saved.data();
+  void* d = dx.mutable_data();
+  const auto n = static_cast<size_t>(dy.size());
+  leaky_status status;
+  {
+    py::gil_scoped_release no_gil;
+    status = call(q, n, g, s, d);
+  }
+  leaky::numpy::Check(status);
+  return dx;
+}
+
 }  // namespace
 
 void AddEightBit(py::module_& m) {
@@ -90,25 +119,72 @@ void AddEightBit(py::module_& m) {
       return leaky_q8_elu_forward(&q, n, s, d, alpha, scale, input_scale, &o);
     });
   });
-  m.def("q8_leaky_relu_backward", [](const py::array& dy_in, const py::array& saved_in,
-                                     double slope, bool saved_is_result, const Quant& quant,
+  m.def("q8_leaky_relu_backward", [](const py::array& dy, const py::array& saved, double slope,
+                                     bool saved_is_result, const Quant& quant,
                                      std::optional<py::array> out, int threads) {
-    const leaky_q8_params q = ParamsOf(quant);
-    const py::array dy = Bytes(dy_in, q, "dy"), saved = Bytes(saved_in, q, "saved");
-    if (dy.size() != saved.size()) throw py::value_error("dy and saved have different sizes");
-    py::array dx = OutputLike(dy, out);
     const leaky_options o{threads, -1, nullptr};
-    const void *g = dy.data(), *s = saved.data();
-    void* d = dx.mutable_data();
-    const auto n = static_cast<size_t>(dy.size());
-    leaky_status status;
-    {
-      py::gil_scoped_release no_gil;
-      status = leaky_q8_leaky_relu_backward(&q, n, g, s, saved_is_result ? 1 : 0, d, slope, &o);
-    }
-    leaky::numpy::Check(status);
-    return dx;
+    return Backward(dy, saved, quant, out, [&](const leaky_q8_params& q, size_t n, const void* g,
+                                               const void* s, void* d) {
+      return leaky_q8_leaky_relu_backward(&q, n, g, s, saved_is_result ? 1 : 0, d, slope, &o);
+    });
   });
+  m.def("q8_rrelu_eval_backward", [](const py::array& dy, const py::array& x, double lower,
+                                     double upper, const Quant& quant,
+                                     std::optional<py::array> out, int threads) {
+    const leaky_options o{threads, -1, nullptr};
+    return Backward(dy, x, quant, out, [&](const leaky_q8_params& q, size_t n, const void* g,
+                                           const void* s, void* d) {
+      return leaky_q8_rrelu_eval_backward(&q, n, g, s, d, lower, upper, &o);
+    });
+  });
+  m.def("q8_elu_backward", [](const py::array& dy, const py::array& saved, double alpha,
+                              double scale, double input_scale, bool saved_is_result,
+                              const Quant& quant, std::optional<py::array> out, int threads) {
+    const leaky_options o{threads, -1, nullptr};
+    return Backward(dy, saved, quant, out, [&](const leaky_q8_params& q, size_t n, const void* g,
+                                               const void* s, void* d) {
+      return leaky_q8_elu_backward(&q, n, g, s, saved_is_result ? 1 : 0, d, alpha, scale,
+                                   input_scale, &o);
+    });
+  });
+  // PReLU: the channel axis of x (leaky.h's [outer, channels, inner] view);
+  // returns (dx, dweight), dweight float32 of the weight's length.
+  m.def("q8_prelu_backward",
+        [](const py::array& dy_in, const py::array& x_in,
+           const py::array_t<float, py::array::c_style | py::array::forcecast>& weight, int axis,
+           const Quant& quant, int threads) {
+          const leaky_q8_params q = ParamsOf(quant);
+          const py::array dy = Bytes(dy_in, q, "dy"), x = Bytes(x_in, q, "x");
+          CheckSameShape(dy, x, "x");
+          const py::ssize_t rank = x.ndim();
+          if (axis < 0) axis += static_cast<int>(rank);
+          if (axis < 0 || axis >= rank) {
+            throw py::value_error("axis " + std::to_string(axis) + " is outside the input's " +
+                                  std::to_string(rank) + " axes");
+          }
+          const size_t channels = static_cast<size_t>(x.shape(axis));
+          if (weight.ndim() != 1 || static_cast<size_t>(weight.size()) != channels) {
+            throw py::value_error("weight must be 1-D with " + std::to_string(channels) +
+                                  " elements (the channel axis's length)");
+          }
+          size_t outer = 1, inner = 1;
+          for (py::ssize_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(x.shape(d));
+          for (py::ssize_t d = axis + 1; d < rank; ++d) inner *= static_cast<size_t>(x.shape(d));
+          py::array dx = OutputLike(dy, std::nullopt);
+          py::array_t<float> dweight(static_cast<py::ssize_t>(channels));
+          const leaky_options o{threads, -1, nullptr};
+          const void *g = dy.data(), *v = x.data();
+          const float* w = weight.data();
+          void* d = dx.mutable_data();
+          float* dw = dweight.mutable_data();
+          leaky_status status;
+          {
+            py::gil_scoped_release no_gil;
+            status = leaky_q8_prelu_backward(&q, outer, channels, inner, g, v, w, d, dw, &o);
+          }
+          leaky::numpy::Check(status);
+          return py::make_tuple(dx, dweight);
+        });
   m.def("fp8_from_f32", [](const py::array_t<float, py::array::c_style | py::array::forcecast>& x,
                            int type, bool saturate) {
     py::array_t<uint8_t> y(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));

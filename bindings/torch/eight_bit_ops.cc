@@ -4,7 +4,8 @@
 // where PyTorch's own quantized leaky_relu rounds in float
 // (docs/eight_bit.md compares them). The output's scale and zero point
 // default to the input's, as torch.nn.quantized.functional.leaky_relu's.
-// Forward only: quantized tensors carry no autograd.
+// quantized_leaky_relu_ works in place. Forward only: quantized tensors
+// carry no autograd.
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -64,9 +65,33 @@ at::Tensor QuantizedElu(const at::Tensor& self, double alpha, double scale, doub
                         });
 }
 
+// In place: the output keeps the input's scale and zero point (as
+// PyTorch's quantized leaky_relu_); a byte lookup whose output may be its
+// input. For timing the kernel without a fresh 64 MiB output's page faults
+// (bench/torch_bench.py), and for callers that do not need the input.
+at::Tensor& QuantizedLeakyRelu_(at::Tensor& self, double negative_slope) {
+  const char* op = "quantized_leaky_relu_";
+  TORCH_CHECK(self.is_quantized() && self.qscheme() == at::kPerTensorAffine, "leaky::", op,
+              ": expected a per-tensor affine quantized tensor");
+  const auto type = self.scalar_type();
+  TORCH_CHECK(type == at::kQUInt8 || type == at::kQInt8, "leaky::", op,
+              ": expected torch.quint8 or torch.qint8, got ", type);
+  CheckCpu(self, op, "self");
+  TORCH_CHECK(self.is_contiguous(), "leaky::", op, ": expected a contiguous tensor");
+  leaky_q8_params q = leaky_q8_params_init(type == at::kQUInt8 ? LEAKY_QU8 : LEAKY_QS8);
+  q.input = {self.q_scale(), static_cast<int32_t>(self.q_zero_point())};
+  q.output = q.input;
+  const leaky_options options = Options();
+  Check(leaky_q8_leaky_relu_forward(&q, static_cast<size_t>(self.numel()), self.data_ptr(),
+                                    self.data_ptr(), negative_slope, &options),
+        op);
+  return self;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(leaky, m) {
+  m.def("quantized_leaky_relu_(Tensor(a!) self, float negative_slope=0.01) -> Tensor(a!)");
   m.def("quantized_leaky_relu(Tensor self, float negative_slope=0.01, float? output_scale=None, "
         "int? output_zero_point=None) -> Tensor");
   m.def("quantized_relu(Tensor self, float? output_scale=None, int? output_zero_point=None) -> Tensor");
@@ -76,6 +101,7 @@ TORCH_LIBRARY_FRAGMENT(leaky, m) {
 
 TORCH_LIBRARY_IMPL(leaky, QuantizedCPU, m) {
   m.impl("quantized_leaky_relu", &QuantizedLeakyRelu);
+  m.impl("quantized_leaky_relu_", &QuantizedLeakyRelu_);
   m.impl("quantized_relu", &QuantizedRelu);
   m.impl("quantized_elu", &QuantizedElu);
 }
@@ -84,6 +110,7 @@ TORCH_LIBRARY_IMPL(leaky, QuantizedCPU, m) {
 // list of backends.
 TORCH_LIBRARY_IMPL(leaky, CPU, m) {
   m.impl("quantized_leaky_relu", &QuantizedLeakyRelu);
+  m.impl("quantized_leaky_relu_", &QuantizedLeakyRelu_);
   m.impl("quantized_relu", &QuantizedRelu);
   m.impl("quantized_elu", &QuantizedElu);
 }

@@ -161,6 +161,8 @@ LEAKY_API leaky_status leaky_q8_bias_act_multipliers(size_t count, const double*
                                                      double* negative_multiplier);
 
 /* Backward, fp8 only (training); quantized types give LEAKY_ERROR_UNSUPPORTED.
+ * dx is rounded once from the exact real dy * f'(x) as the forward rounds
+ * (saturate; a NaN dy gives its own byte).
  * dx = saved > 0 ? dy : round(dy * slope), saved the forward input (or its
  * result when saved_is_result, then negative_slope >= 0), as leaky.h. */
 LEAKY_API leaky_status leaky_q8_leaky_relu_backward(const leaky_q8_params* q, size_t n,
@@ -172,6 +174,45 @@ LEAKY_API leaky_status leaky_q8_leaky_relu_backward(const leaky_q8_params* q, si
 LEAKY_API leaky_status leaky_q8_plain_relu_backward(const leaky_q8_params* q, size_t n,
                                                     const void* dy, const void* saved, void* dx,
                                                     const leaky_options* opts);
+
+/* RReLU in evaluation: leaky_q8_leaky_relu_backward from the input with
+ * slope (lower + upper) / 2 (as leaky_rrelu_backward in evaluation). */
+LEAKY_API leaky_status leaky_q8_rrelu_eval_backward(const leaky_q8_params* q, size_t n,
+                                                    const void* dy, const void* x, void* dx,
+                                                    double lower, double upper,
+                                                    const leaky_options* opts);
+/* ELU, as leaky_elu_backward on the exact values of alpha, scale and
+ * input_scale rounded once to f32 (alpha * scale their exact product):
+ * from the input (saved = x),
+ *   dx = x <= 0 ? round(dy * input_scale * alpha * scale * exp(x * input_scale))
+ *               : round(dy * scale);
+ * from the result (saved_is_result, then alpha >= 0; saved = y),
+ *   dx = y <= 0 ? round(dy * input_scale * (y + alpha * scale)) : round(dy * scale).
+ * Each dx is rounded once from the exact real value, except that exp is
+ * taken in long double as the forward's expm1 (exact unless the value lies
+ * within about 2^-60, relative, of a rounding tie; at x * input_scale = 0
+ * it is rational and exact). A NaN dy gives its own byte; a NaN saved
+ * takes the dy * scale side (comparisons are false, as leaky.h's). Every
+ * call builds (or finds in a per-thread cache of two parameter sets) a
+ * 64 KiB table of all (saved, dy) pairs, then gathers a byte per element;
+ * a build measured 2 ms (from the input) and 13 ms (from the result) on a
+ * busy machine (docs/semantics.md). */
+LEAKY_API leaky_status leaky_q8_elu_backward(const leaky_q8_params* q, size_t n, const void* dy,
+                                             const void* saved, int saved_is_result, void* dx,
+                                             double alpha, double scale, double input_scale,
+                                             const leaky_options* opts);
+/* PReLU over [outer, channels, inner]: dx = x > 0 ? dy : round(weight[c] * dy)
+ * (weights f32, finite); dweight (may be NULL; f32, `channels` of them):
+ * for each channel the sum over every outer and inner position of
+ * (x > 0 ? 0 : x * dy), taken exactly and rounded once to f32 (to nearest,
+ * ties to even): the same bits for any thread count, order or tiling. A
+ * NaN term or infinities of both signs give NaN, one sign of infinity
+ * gives it. dx may be dy or x (in place); dweight must not overlap
+ * anything. */
+LEAKY_API leaky_status leaky_q8_prelu_backward(const leaky_q8_params* q, size_t outer,
+                                               size_t channels, size_t inner, const void* dy,
+                                               const void* x, const float* weight, void* dx,
+                                               float* dweight, const leaky_options* opts);
 
 /* fp8 conversions, correctly rounded as above (type: LEAKY_FP8_E4M3 or
  * LEAKY_FP8_E5M2). to_f32 is exact. */

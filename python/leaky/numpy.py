@@ -82,6 +82,35 @@ def q8_leaky_relu_backward(dy, saved, negative_slope, type="fp8_e4m3", saved_is_
                                           saved_is_result, q, out, num_threads)
 
 
+def q8_rrelu_eval_backward(dy, x, lower=1 / 8, upper=1 / 3, type="fp8_e4m3", saturate=True,
+                           out=None, num_threads=0):
+    """fp8 RReLU backward in evaluation: q8_leaky_relu_backward from the
+    input with the slope (lower + upper) / 2."""
+    q = _quant(type, 1.0, 0, None, None, None, None, saturate)
+    return _native.q8_rrelu_eval_backward(_np.asarray(dy), _np.asarray(x), lower, upper, q, out,
+                                          num_threads)
+
+
+def q8_elu_backward(dy, saved, alpha=1.0, scale=1.0, input_scale_elu=1.0, type="fp8_e4m3",
+                    saved_is_result=False, saturate=True, out=None, num_threads=0):
+    """fp8 ELU backward (leaky/eight_bit.h): from the input, dx =
+    round(dy * input_scale * alpha * scale * exp(x * input_scale)) where
+    x <= 0, else round(dy * scale); from the result (alpha >= 0),
+    round(dy * input_scale * (y + alpha * scale)) where y <= 0."""
+    q = _quant(type, 1.0, 0, None, None, None, None, saturate)
+    return _native.q8_elu_backward(_np.asarray(dy), _np.asarray(saved), alpha, scale,
+                                   input_scale_elu, saved_is_result, q, out, num_threads)
+
+
+def q8_prelu_backward(dy, x, weight, axis=1, type="fp8_e4m3", saturate=True, num_threads=0):
+    """fp8 PReLU backward over the channel axis `axis`: returns (dx, dweight),
+    dx = dy where x > 0 else round(weight[c] * dy), dweight (float32) the
+    exact per-channel sum of x * dy where x <= 0, rounded once."""
+    q = _quant(type, 1.0, 0, None, None, None, None, saturate)
+    return _native.q8_prelu_backward(_np.asarray(dy), _np.asarray(x), _np.asarray(weight), axis,
+                                     q, num_threads)
+
+
 def fp8_from_f32(x, type="fp8_e4m3", saturate=True):
     """float32 values to fp8 bits (uint8), to nearest with ties to even."""
     if type not in ("fp8_e4m3", "fp8_e5m2"):
@@ -101,4 +130,5 @@ version = _native.version
 pool_threads = _native.pool_threads  # threads of the library's own pool started so far
 
 __all__ = ["leaky_relu", "leaky_relu_backward", "q8_leaky_relu", "q8_relu", "q8_elu",
-           "q8_leaky_relu_backward", "fp8_from_f32", "fp8_to_f32", "simd_target", "version"]
+           "q8_leaky_relu_backward", "q8_rrelu_eval_backward", "q8_elu_backward",
+           "q8_prelu_backward", "fp8_from_f32", "fp8_to_f32", "simd_target", "version"]

@@ -83,6 +83,13 @@ def test_torch_quantized_ops_match_the_numpy_entry_points():
         assert module(x).int_repr().equal(y.int_repr())
         same = lf.quantized_relu(x)  # the output keeps the input's parameters
         assert same.q_scale() == x.q_scale() and same.q_zero_point() == x.q_zero_point()
+        # In place: the input's parameters, the out-of-place op's bytes.
+        copy = x.clone()
+        assert torch.ops.leaky.quantized_leaky_relu_(copy, 0.1).data_ptr() == copy.data_ptr()
+        assert copy.int_repr().equal(torch.ops.leaky.quantized_leaky_relu(x, 0.1).int_repr())
+    with pytest.raises(RuntimeError, match="expected a contiguous tensor"):
+        torch.ops.leaky.quantized_leaky_relu_(
+            torch.quantize_per_tensor(torch.zeros(4, 4), 0.1, 0, torch.quint8).t(), 0.1)
     with pytest.raises(RuntimeError, match="expected a per-tensor affine quantized tensor"):
         lf.quantized_leaky_relu(torch.zeros(3), 0.1)
 

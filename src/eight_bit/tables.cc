@@ -108,4 +108,57 @@ void BuildBackwardTables(const leaky_q8_params& q, const RealFunction& f, uint8_
   }
 }
 
+void BuildEluBackwardTable(const leaky_q8_params& q, const RealFunction& f, bool saved_is_result,
+                           uint8_t table[kPairTableSize]) {
+  const Fp8 format = FormatOf(q.type);
+  const bool saturate = q.saturate != 0;
+  // The scalars rounded once to f32, as the forward; alpha * scale is the
+  // exact product of the two (48 bits: exact in long double).
+  const long double alpha = static_cast<float>(f.alpha), scale = static_cast<float>(f.scale),
+                    input_scale = static_cast<float>(f.input_scale);
+  const long double alpha_scale = alpha * scale;
+  long double dy[256];
+  for (int g = 0; g < 256; ++g) dy[g] = DecodeFp8(format, static_cast<uint8_t>(g));
+  // The positive side (and a NaN saved: comparisons are false) is one row:
+  // dy * scale, exact in long double (4 + 24 bits).
+  uint8_t positive_row[256];
+  for (int g = 0; g < 256; ++g) positive_row[g] = EncodeFp8(format, dy[g] * scale, saturate);
+  for (int s = 0; s < 256; ++s) {
+    uint8_t* row = table + 256 * s;
+    const long double saved = DecodeFp8(format, static_cast<uint8_t>(s));
+    if (!(saved <= 0)) {
+      for (int g = 0; g < 256; ++g) row[g] = positive_row[g];
+    } else if (saved_is_result) {
+      for (int g = 0; g < 256; ++g) {
+        row[g] = EncodeFp8ProductSum(format, dy[g], input_scale, saved, alpha_scale, saturate);
+      }
+    } else {
+      const long double argument = saved * input_scale;  // exact; NaN for -inf * 0
+      // Rounded three times (exp, two products) in long double: within
+      // about 2^-62 of the value, as the forward's expm1. Past long
+      // double's range the value is far outside fp8's (0 or overflow), and
+      // the long double result is too.
+      const long double m = input_scale * alpha_scale * std::exp(argument);
+      for (int g = 0; g < 256; ++g) {
+        if (argument == 0) {  // exp(0) = 1: a rational value, rounded exactly
+          row[g] = EncodeFp8ProductSum(format, dy[g], input_scale, 0.0L, alpha_scale, saturate);
+        } else if (!std::isfinite(argument) || dy[g] == 0 || std::isinf(dy[g]) ||
+                   alpha_scale == 0) {
+          // Only the class matters (a zero, infinite or NaN factor): exp's
+          // value at +-inf (0, inf) or any positive stand-in for a finite
+          // argument gives IEEE's class and sign (exp itself could
+          // overflow, and 0 * inf would be a NaN the exact value is not).
+          const long double e = std::isfinite(argument) ? 1.0L : std::exp(argument);
+          row[g] = EncodeFp8(format, dy[g] * input_scale * alpha_scale * e, saturate);
+        } else {
+          row[g] = EncodeFp8(format, dy[g] * m, saturate);
+        }
+      }
+    }
+    for (int g = 0; g < 256; ++g) {  // a NaN dy gives its own byte
+      if (IsNanFp8(format, static_cast<uint8_t>(g))) row[g] = static_cast<uint8_t>(g);
+    }
+  }
+}
+
 }  // namespace leaky::eight_bit

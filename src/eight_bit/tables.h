@@ -5,6 +5,7 @@
 #ifndef LEAKY_EIGHT_BIT_TABLES_H_
 #define LEAKY_EIGHT_BIT_TABLES_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "leaky/eight_bit.h"
@@ -30,6 +31,19 @@ void BuildForwardTable(const leaky_q8_params& q, const RealFunction& f, uint8_t 
 void BuildBackwardTables(const leaky_q8_params& q, const RealFunction& f, uint8_t table[256],
                          uint8_t pass[256], uint8_t keep[256]);
 bool SaturatesPassedValues(const leaky_q8_params& q);
+
+// fp8 ELU backward: dx = table[256 * saved + dy] (65536 entries). ELU's
+// derivative makes dx depend on both bytes in a way no per-byte table pair
+// expresses (round(dy * m(x)) is not a function of round(m(x)) and dy), so
+// every pair is rounded once here. From the input (saved_is_result 0),
+// saved <= 0: round(dy * input_scale * alpha * scale * exp(saved *
+// input_scale)) in long double (the forward's bound), or exactly where the
+// argument is 0; from the result, saved <= 0: round(dy * input_scale *
+// (saved + alpha * scale)), exact (EncodeFp8ProductSum); otherwise
+// round(dy * scale). A NaN dy gives its own byte.
+inline constexpr size_t kPairTableSize = 256 * 256;
+void BuildEluBackwardTable(const leaky_q8_params& q, const RealFunction& f, bool saved_is_result,
+                           uint8_t table[kPairTableSize]);
 
 }  // namespace leaky::eight_bit
 

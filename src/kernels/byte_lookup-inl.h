@@ -153,6 +153,15 @@ HWY_INLINE void ByteSelect(size_t n, const uint8_t* dy, const uint8_t* saved, ui
 #endif
 }
 
+// dx[i] = table[256 * saved[i] + dy[i]] over a 65536-entry table (fp8
+// ELU's backward); dx may be dy or saved. One load per element on every
+// target: no target has a byte gather, and a 64 KiB table would be 4096
+// of the 16-entry lookups above per vector.
+HWY_INLINE void BytePairLookup(size_t n, const uint8_t* dy, const uint8_t* saved, uint8_t* dx,
+                               const uint8_t* table) {
+  for (size_t i = 0; i < n; ++i) dx[i] = table[(size_t{saved[i]} << 8) | dy[i]];
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace leaky
 HWY_AFTER_NAMESPACE();

@@ -81,6 +81,44 @@ void byte_lookup_channels(size_t n, size_t start, const void* /*dy*/, const void
   }
 }
 
+// PReLU's backward: dx = pass[x] ? keep[dy] : tables[channel][dy], the
+// per-channel tables (round(weight[c] * dy)) as the side input, pass and
+// keep shared (kernels.h's ByteTableParams), segments as above.
+void byte_select_channels(size_t n, size_t start, const void* dy_bytes, const void* src,
+                          const void* side_input, void* dst, const kernels::SideArrays& /*side*/,
+                          const kernels::Params& params) {
+  const auto* dy = static_cast<const uint8_t*>(dy_bytes);
+  const auto* x = static_cast<const uint8_t*>(src);
+  auto* dx = static_cast<uint8_t*>(dst);
+  const auto* tables = static_cast<const uint8_t*>(side_input);
+  const kernels::ByteTableParams& p = params.op.byte_table;
+  const size_t channels = params.common.channels, inner = params.common.inner;
+  const bool stream = params.common.stream_stores;
+  if (channels == 1) return ByteSelect(n, dy, x, dx, tables, p.pass, p.keep, stream);
+  if (inner == 1) {
+    size_t channel = start % channels;
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t g = dy[i];
+      dx[i] = p.pass[x[i]] != 0 ? (p.keep != nullptr ? p.keep[g] : g) : tables[256 * channel + g];
+      if (++channel == channels) channel = 0;
+    }
+    return;
+  }
+  for (size_t i = 0; i < n;) {
+    const size_t index = start + i;
+    const size_t segment = HWY_MIN(n - i, inner - index % inner);
+    ByteSelect(segment, dy + i, x + i, dx + i, tables + 256 * ((index / inner) % channels), p.pass,
+               p.keep, stream);
+    i += segment;
+  }
+}
+
+void byte_pair_lookup(size_t n, const void* dy, const void* saved, void* dst,
+                      const kernels::Params& params) {
+  BytePairLookup(n, static_cast<const uint8_t*>(dy), static_cast<const uint8_t*>(saved),
+                 static_cast<uint8_t*>(dst), params.op.byte_table.table);
+}
+
 kernels::KernelTable MakeTable() {
   kernels::KernelTable table{};
   table.target_name = hwy::TargetName(HWY_TARGET);

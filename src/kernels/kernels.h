@@ -40,11 +40,11 @@ struct RreluParams {
   double lower, upper;  // slopes from U(lower, upper)
   uint64_t seed, offset;
 };
-// The 8-bit ops' tables (256 entries each).
+// The 8-bit ops' tables (256 entries each; byte_pair_lookup's 65536).
 struct ByteTableParams {
   const uint8_t* table;
-  const uint8_t* pass;  // byte_select: 0xFF where dy passes (through keep)
-  const uint8_t* keep;  // byte_select: what a passed dy becomes; null: dy itself
+  const uint8_t* pass;  // byte_select(_channels): 0xFF where dy passes (through keep)
+  const uint8_t* keep;  // byte_select(_channels): what a passed dy becomes; null: dy itself
 };
 // The conv epilogue (eight_bit.h's q8_bias_act): the multipliers, `channels`
 // of each or one (per tensor); the clamp within the output type's range.
@@ -86,6 +86,8 @@ struct SideArrays {
 //   prelu                 backward  x   weight      -
 //   rrelu                 backward  x   -           forward: noise (output, optional)
 //   q8_bias_act           -         acc bias (opt)  - (x int32, dst 8-bit)
+//   byte_lookup_channels  -         x   channel tables  -
+//   byte_select_channels  dy        x   channel tables  - (pass, keep in the params)
 using IndexedKernel = void (*)(size_t n, size_t start, const void* dy, const void* x,
                                const void* side_input, void* dst, const SideArrays& side,
                                const Params& params);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "eight_bit/fp8.h"
@@ -17,6 +18,7 @@
 #include "ops/eight_bit_checks.h"
 #include "runtime/error.h"
 #include "runtime/operands.h"
+#include "runtime/parallel.h"
 
 using leaky::eight_bit::RealFunction;
 using leaky::internal::Call;
@@ -156,6 +158,17 @@ leaky_status RunBackward(const Call& call, const leaky_q8_params& q, const RealF
   return LEAKY_OK;
 }
 
+// RReLU's evaluation slope: (lower + upper) / 2 in double; halves first
+// only where the sum overflows.
+double RreluEvalSlope(double lower, double upper) {
+  const double sum = lower + upper;
+  return std::isfinite(sum) ? sum / 2 : lower / 2 + upper / 2;
+}
+
+leaky::eight_bit::Fp8 FormatOf(leaky_type8 type) {
+  return type == LEAKY_FP8_E4M3 ? leaky::eight_bit::Fp8::kE4M3 : leaky::eight_bit::Fp8::kE5M2;
+}
+
 }  // namespace
 
 extern "C" leaky_q8_params leaky_q8_params_init(leaky_type8 type) {
@@ -203,9 +216,7 @@ extern "C" leaky_status leaky_q8_rrelu_eval_forward(const leaky_q8_params* q, si
   }
   RealFunction f;
   f.kind = RealFunction::kLeakyRelu;
-  // (lower + upper) / 2 in double; halves first only where the sum overflows.
-  const double sum = lower + upper;
-  f.slope = std::isfinite(sum) ? sum / 2 : lower / 2 + upper / 2;
+  f.slope = RreluEvalSlope(lower, upper);
   return RunForward(call, *q, f, x, y);
 }
 
@@ -289,6 +300,160 @@ extern "C" leaky_status leaky_q8_plain_relu_backward(const leaky_q8_params* q, s
   return RunBackward(call, *q, f, dy, saved, dx);
 }
 
+extern "C" leaky_status leaky_q8_rrelu_eval_backward(const leaky_q8_params* q, size_t n,
+                                                     const void* dy, const void* x, void* dx,
+                                                     double lower, double upper,
+                                                     const leaky_options* opts) {
+  Call call;
+  LEAKY_RETURN_IF_ERROR(DescribeByteCall("leaky_q8_rrelu_eval_backward", q, n, opts,
+                                         {{"lower", lower}, {"upper", upper}}, &call));
+  if (lower > upper) {
+    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: lower (%g) must be <= upper (%g)",
+                call.function, lower, upper);
+  }
+  RealFunction f;
+  f.kind = RealFunction::kLeakyRelu;
+  f.slope = RreluEvalSlope(lower, upper);
+  return RunBackward(call, *q, f, dy, x, dx);
+}
+
+namespace {
+
+// The 64 KiB pair tables of ELU's backward, cached per thread as above:
+// building one rounds 32768 products (2 to 14 ms measured on a busy
+// machine, docs/semantics.md), a training loop's calls reuse it.
+struct CachedPairTable {
+  std::array<uint64_t, 6> key{};
+  std::unique_ptr<uint8_t[]> table;
+};
+
+const uint8_t* EluPairTableFor(const leaky_q8_params& q, const RealFunction& f,
+                               bool saved_is_result) {
+  constexpr size_t kEntries = 2;
+  thread_local std::array<CachedPairTable, kEntries> cache;
+  thread_local size_t next = 0;
+  const std::array<uint64_t, 6> key = {Bits(static_cast<int>(q.type)), Bits(q.saturate),
+                                       Bits(f.alpha), Bits(f.scale), Bits(f.input_scale),
+                                       Bits(saved_is_result ? 1 : 0)};
+  for (const CachedPairTable& entry : cache) {
+    if (entry.table != nullptr && entry.key == key) return entry.table.get();
+  }
+  CachedPairTable& entry = cache[next];
+  next = (next + 1) % kEntries;
+  if (entry.table == nullptr) entry.table.reset(new uint8_t[leaky::eight_bit::kPairTableSize]);
+  entry.key = key;
+  leaky::eight_bit::BuildEluBackwardTable(q, f, saved_is_result, entry.table.get());
+  return entry.table.get();
+}
+
+}  // namespace
+
+extern "C" leaky_status leaky_q8_elu_backward(const leaky_q8_params* q, size_t n, const void* dy,
+                                              const void* saved, int saved_is_result, void* dx,
+                                              double alpha, double scale, double input_scale,
+                                              const leaky_options* opts) {
+  Call call;
+  LEAKY_RETURN_IF_ERROR(DescribeByteCall(
+      "leaky_q8_elu_backward", q, n, opts,
+      {{"alpha", alpha}, {"scale", scale}, {"input_scale", input_scale}}, &call));
+  if (IsQuantized(q->type)) {
+    return Fail(LEAKY_ERROR_UNSUPPORTED,
+                "%s: quantized data has no backward (inference only); use an fp8 type",
+                call.function);
+  }
+  if (saved_is_result && alpha < 0) {
+    return Fail(LEAKY_ERROR_UNSUPPORTED,
+                "%s: backward from the forward result needs alpha >= 0 (got %g)", call.function,
+                alpha);
+  }
+  OpDesc op{call, leaky::kernels::Dispatched().byte_pair_lookup, Params{}};
+  op.dy = Elementwise(call, "dy", dy);
+  op.x = Elementwise(call, "saved", saved);
+  op.dst = Elementwise(call, "dx", dx);
+  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(op));
+  if (call.n == 0) return LEAKY_OK;
+  RealFunction f;
+  f.kind = RealFunction::kElu;
+  f.alpha = alpha;
+  f.scale = scale;
+  f.input_scale = input_scale;
+  op.params.op.byte_table = {EluPairTableFor(*q, f, saved_is_result != 0), nullptr, nullptr};
+  leaky::internal::RunOp(op);
+  return LEAKY_OK;
+}
+
+extern "C" leaky_status leaky_q8_prelu_backward(const leaky_q8_params* q, size_t outer,
+                                                size_t channels, size_t inner, const void* dy,
+                                                const void* x, const float* weight, void* dx,
+                                                float* dweight, const leaky_options* opts) {
+  const char* function = "leaky_q8_prelu_backward";
+  LEAKY_RETURN_IF_ERROR(CheckParams(function, q));
+  leaky::internal::ChannelCall c;
+  LEAKY_RETURN_IF_ERROR(
+      leaky::internal::DescribeChannelCall(function, LEAKY_F32, outer, channels, inner, opts, &c));
+  c.call.element_bytes = 1;  // the layout checks above do not depend on it
+  if (IsQuantized(q->type)) {
+    return Fail(LEAKY_ERROR_UNSUPPORTED,
+                "%s: quantized data has no backward (inference only); use an fp8 type", function);
+  }
+  if (channels > std::numeric_limits<size_t>::max() / 256) {
+    return Fail(LEAKY_ERROR_SIZE, "%s: %zu channels of 256-byte tables overflow", function, channels);
+  }
+  const size_t n = c.call.n;
+  OpDesc op{c.call, leaky::kernels::Dispatched().byte_select_channels, c.params};
+  op.reduction = {"dweight", dweight, channels, sizeof(float), /*optional=*/true};
+  if (n > 0) {
+    op.side_input = {"weight", weight, channels, sizeof(float)};
+    op.dy = Elementwise(c.call, "dy", dy);
+    op.x = Elementwise(c.call, "x", x);
+    op.dst = Elementwise(c.call, "dx", dx);
+  }
+  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(op));
+  if (n == 0) {
+    if (dweight != nullptr && channels > 0) std::memset(dweight, 0, channels * sizeof(float));
+    return LEAKY_OK;
+  }
+  for (size_t k = 0; k < channels; ++k) {
+    if (!std::isfinite(weight[k])) {
+      return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: weight[%zu] is not finite", function, k);
+    }
+  }
+  // dweight reads dy and x, which dx may overwrite in place: reduce first.
+  // One task per channel; each sum is exact, so any split gives its bits.
+  if (dweight != nullptr) {
+    struct Job {
+      leaky::eight_bit::Fp8 format;
+      const uint8_t *dy, *x;
+      float* dweight;
+      size_t outer, channels, inner;
+    } job{FormatOf(q->type), static_cast<const uint8_t*>(dy), static_cast<const uint8_t*>(x),
+          dweight, outer, channels, inner};
+    leaky::internal::ParallelFor(
+        channels, c.call.options.num_threads,
+        [](void* context, size_t channel) {
+          const Job& j = *static_cast<const Job*>(context);
+          j.dweight[channel] = leaky::eight_bit::PreluWeightGradientFp8(
+              j.format, j.dy, j.x, j.outer, j.channels, j.inner, channel);
+        },
+        &job, c.call.options.executor);
+  }
+  // dx: LeakyReLU's backward tables with each channel's weight as the slope
+  // (pass and keep do not depend on it).
+  std::vector<uint8_t> tables(channels * 256);
+  alignas(64) uint8_t pass[256], keep[256];
+  RealFunction f;
+  f.kind = RealFunction::kLeakyRelu;
+  for (size_t k = 0; k < channels; ++k) {
+    f.slope = weight[k];
+    leaky::eight_bit::BuildBackwardTables(*q, f, tables.data() + 256 * k, pass, keep);
+  }
+  op.side_input.pointer = tables.data();  // the kernel reads the tables, not the weights
+  op.params.op.byte_table = {nullptr, pass,
+                             leaky::eight_bit::SaturatesPassedValues(*q) ? keep : nullptr};
+  leaky::internal::RunOp(op);
+  return LEAKY_OK;
+}
+
 namespace {
 leaky_status CheckFp8Conversion(const char* function, leaky_type8 type, size_t n, const void* x,
                                 const void* y, size_t x_bytes, size_t y_bytes) {
@@ -299,9 +464,6 @@ leaky_status CheckFp8Conversion(const char* function, leaky_type8 type, size_t n
   return leaky::internal::CheckOperands(
       function, {{"x", x, n, x_bytes, leaky::internal::Role::kInput},
                  {"y", y, n, y_bytes, leaky::internal::Role::kSideOutput}});
-}
-leaky::eight_bit::Fp8 FormatOf(leaky_type8 type) {
-  return type == LEAKY_FP8_E4M3 ? leaky::eight_bit::Fp8::kE4M3 : leaky::eight_bit::Fp8::kE5M2;
 }
 }  // namespace
 
