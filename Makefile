@@ -49,7 +49,7 @@ demo-build:
 	  bash scripts/bootstrap.sh demo > $(BUILD)/bootstrap-demo.log 2>&1 & packages=$$!; \
 	  built=0; \
 	  if $(DEMO_CONFIGURE) -DLEAKY_BUILD_PYTHON=OFF > $(BUILD)/configure.log 2>&1; then \
-	    cmake --build $(BUILD) -j $(JOBS) --target leaky leaky_toolkit && built=1; \
+	    cmake --build $(BUILD) -j $(JOBS) --target leaky_objects leaky_toolkit && built=1; \
 	  else cat $(BUILD)/configure.log; fi; \
 	  echo "demo: 1/3 packages: waiting for the GAN lab's"; \
 	  if ! wait $$packages; then cat $(BUILD)/bootstrap-demo.log; exit 1; fi; \

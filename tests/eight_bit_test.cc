@@ -13,9 +13,11 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string>
@@ -998,9 +1000,15 @@ const EluParameters kFp8EluBackward[] = {{1.0, 1.0, 1.0},
 
 TEST(EightBitFp8, EluBackward) {
   Log log;
+  // The sanitizer and QEMU runs (LEAKY_TEST_QUICK_SWEEP) take four of the
+  // parameter sets: the rational reference of all ten is 70-90 s in a
+  // release build; the release run checks every one.
+  const bool quick = std::getenv("LEAKY_TEST_QUICK_SWEEP") != nullptr;
   for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
     for (int saturate : {0, 1}) {
-      for (const EluParameters& elu : kFp8EluBackward) {
+      for (size_t k = 0; k < std::size(kFp8EluBackward); ++k) {
+        if (quick && k != 0 && k != 3 && k != 7 && k != 8) continue;
+        const EluParameters& elu = kFp8EluBackward[k];
         for (int from_result : {0, 1}) {
           ExpectedBackward e{"fp8 elu_backward " + Fp8Name(format, saturate) + " alpha " +
                                  Show(elu.alpha) + " scale " + Show(elu.scale) + " input_scale " +
