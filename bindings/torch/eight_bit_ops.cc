@@ -15,9 +15,9 @@
 namespace leaky::torch_ops {
 namespace {
 
-template <class Run>
-at::Tensor QuantizedUnary(const at::Tensor& self, c10::optional<double> output_scale,
-                          c10::optional<int64_t> output_zero_point, const char* op, Run run) {
+// The parameters of a per-tensor affine quint8/qint8 CPU tensor, as the
+// input's and (until a caller says otherwise) the output's.
+leaky_q8_params QuantizedParams(const at::Tensor& self, const char* op) {
   TORCH_CHECK(self.is_quantized() && self.qscheme() == at::kPerTensorAffine, "leaky::", op,
               ": expected a per-tensor affine quantized tensor");
   const auto type = self.scalar_type();
@@ -26,6 +26,14 @@ at::Tensor QuantizedUnary(const at::Tensor& self, c10::optional<double> output_s
   CheckCpu(self, op, "self");
   leaky_q8_params q = leaky_q8_params_init(type == at::kQUInt8 ? LEAKY_QU8 : LEAKY_QS8);
   q.input = {self.q_scale(), static_cast<int32_t>(self.q_zero_point())};
+  q.output = q.input;
+  return q;
+}
+
+template <class Run>
+at::Tensor QuantizedUnary(const at::Tensor& self, c10::optional<double> output_scale,
+                          c10::optional<int64_t> output_zero_point, const char* op, Run run) {
+  leaky_q8_params q = QuantizedParams(self, op);
   q.output = {output_scale.value_or(q.input.scale),
               static_cast<int32_t>(output_zero_point.value_or(q.input.zero_point))};
   const at::Tensor x = self.contiguous();
@@ -71,16 +79,8 @@ at::Tensor QuantizedElu(const at::Tensor& self, double alpha, double scale, doub
 // (bench/torch_bench.py), and for callers that do not need the input.
 at::Tensor& QuantizedLeakyRelu_(at::Tensor& self, double negative_slope) {
   const char* op = "quantized_leaky_relu_";
-  TORCH_CHECK(self.is_quantized() && self.qscheme() == at::kPerTensorAffine, "leaky::", op,
-              ": expected a per-tensor affine quantized tensor");
-  const auto type = self.scalar_type();
-  TORCH_CHECK(type == at::kQUInt8 || type == at::kQInt8, "leaky::", op,
-              ": expected torch.quint8 or torch.qint8, got ", type);
-  CheckCpu(self, op, "self");
+  const leaky_q8_params q = QuantizedParams(self, op);
   TORCH_CHECK(self.is_contiguous(), "leaky::", op, ": expected a contiguous tensor");
-  leaky_q8_params q = leaky_q8_params_init(type == at::kQUInt8 ? LEAKY_QU8 : LEAKY_QS8);
-  q.input = {self.q_scale(), static_cast<int32_t>(self.q_zero_point())};
-  q.output = q.input;
   const leaky_options options = Options();
   Check(leaky_q8_leaky_relu_forward(&q, static_cast<size_t>(self.numel()), self.data_ptr(),
                                     self.data_ptr(), negative_slope, &options),

@@ -158,11 +158,18 @@ leaky_status RunBackward(const Call& call, const leaky_q8_params& q, const RealF
   return LEAKY_OK;
 }
 
-// RReLU's evaluation slope: (lower + upper) / 2 in double; halves first
-// only where the sum overflows.
-double RreluEvalSlope(double lower, double upper) {
+// RReLU in evaluation, forward and backward: LeakyReLU with the slope
+// (lower + upper) / 2 in double (halves first only where the sum
+// overflows), once lower <= upper is checked.
+leaky_status RreluEvalFunction(const Call& call, double lower, double upper, RealFunction* f) {
+  if (lower > upper) {
+    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: lower (%g) must be <= upper (%g)",
+                call.function, lower, upper);
+  }
   const double sum = lower + upper;
-  return std::isfinite(sum) ? sum / 2 : lower / 2 + upper / 2;
+  f->kind = RealFunction::kLeakyRelu;
+  f->slope = std::isfinite(sum) ? sum / 2 : lower / 2 + upper / 2;
+  return LEAKY_OK;
 }
 
 leaky::eight_bit::Fp8 FormatOf(leaky_type8 type) {
@@ -210,13 +217,8 @@ extern "C" leaky_status leaky_q8_rrelu_eval_forward(const leaky_q8_params* q, si
   Call call;
   LEAKY_RETURN_IF_ERROR(DescribeByteCall("leaky_q8_rrelu_eval_forward", q, n, opts,
                                          {{"lower", lower}, {"upper", upper}}, &call));
-  if (lower > upper) {
-    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: lower (%g) must be <= upper (%g)",
-                call.function, lower, upper);
-  }
   RealFunction f;
-  f.kind = RealFunction::kLeakyRelu;
-  f.slope = RreluEvalSlope(lower, upper);
+  LEAKY_RETURN_IF_ERROR(RreluEvalFunction(call, lower, upper, &f));
   return RunForward(call, *q, f, x, y);
 }
 
@@ -307,13 +309,8 @@ extern "C" leaky_status leaky_q8_rrelu_eval_backward(const leaky_q8_params* q, s
   Call call;
   LEAKY_RETURN_IF_ERROR(DescribeByteCall("leaky_q8_rrelu_eval_backward", q, n, opts,
                                          {{"lower", lower}, {"upper", upper}}, &call));
-  if (lower > upper) {
-    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: lower (%g) must be <= upper (%g)",
-                call.function, lower, upper);
-  }
   RealFunction f;
-  f.kind = RealFunction::kLeakyRelu;
-  f.slope = RreluEvalSlope(lower, upper);
+  LEAKY_RETURN_IF_ERROR(RreluEvalFunction(call, lower, upper, &f));
   return RunBackward(call, *q, f, dy, x, dx);
 }
 
