@@ -1048,6 +1048,10 @@ TEST(EightBitFp8, PreluBackward) {
                           {65536, 3, 1, true},
                           {2, kPreluChannels, 1000 + 37, false},
                           {300, kPreluChannels, 1, false}};
+  // The sanitizer and QEMU runs (LEAKY_TEST_QUICK_SWEEP) leave out the
+  // second all-pairs shape (215 s under ASan with it); the release run
+  // checks every shape.
+  const bool quick = std::getenv("LEAKY_TEST_QUICK_SWEEP") != nullptr;
   for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
     auto finite_code = [&](size_t k, size_t multiplier) {
       uint8_t b = static_cast<uint8_t>(k * multiplier + 13);
@@ -1055,6 +1059,7 @@ TEST(EightBitFp8, PreluBackward) {
       return b;
     };
     for (const Shape& shape : shapes) {
+      if (quick && &shape == &shapes[1]) continue;
       const size_t n = shape.outer * shape.channels * shape.inner;
       std::vector<uint8_t> dy_values(n), x_values(n);
       for (size_t i = 0; i < n; ++i) {
