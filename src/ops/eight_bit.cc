@@ -31,6 +31,13 @@ namespace {
 
 bool IsQuantized(leaky_type8 type) { return type == LEAKY_QU8 || type == LEAKY_QS8; }
 
+// Backward is for training: fp8 only.
+leaky_status RequireFp8ForBackward(const char* function, leaky_type8 type) {
+  if (!IsQuantized(type)) return LEAKY_OK;
+  return Fail(LEAKY_ERROR_UNSUPPORTED,
+              "%s: quantized data has no backward (inference only); use an fp8 type", function);
+}
+
 leaky_status CheckQuantization(const char* function, const char* which,
                                const leaky_quantization& q, int32_t lo, int32_t hi) {
   if (!(std::isfinite(q.scale) && q.scale > 0)) {
@@ -140,11 +147,7 @@ leaky_status RunForward(const Call& call, const leaky_q8_params& q, const RealFu
 
 leaky_status RunBackward(const Call& call, const leaky_q8_params& q, const RealFunction& f,
                          const void* dy, const void* saved, void* dx) {
-  if (IsQuantized(q.type)) {
-    return Fail(LEAKY_ERROR_UNSUPPORTED,
-                "%s: quantized data has no backward (inference only); use an fp8 type",
-                call.function);
-  }
+  LEAKY_RETURN_IF_ERROR(RequireFp8ForBackward(call.function, q.type));
   OpDesc op{call, leaky::kernels::Dispatched().byte_select, Params{}};
   op.dy = Elementwise(call, "dy", dy);
   op.x = Elementwise(call, "saved", saved);
@@ -353,11 +356,7 @@ extern "C" leaky_status leaky_q8_elu_backward(const leaky_q8_params* q, size_t n
   LEAKY_RETURN_IF_ERROR(DescribeByteCall(
       "leaky_q8_elu_backward", q, n, opts,
       {{"alpha", alpha}, {"scale", scale}, {"input_scale", input_scale}}, &call));
-  if (IsQuantized(q->type)) {
-    return Fail(LEAKY_ERROR_UNSUPPORTED,
-                "%s: quantized data has no backward (inference only); use an fp8 type",
-                call.function);
-  }
+  LEAKY_RETURN_IF_ERROR(RequireFp8ForBackward(call.function, q->type));
   if (saved_is_result && alpha < 0) {
     return Fail(LEAKY_ERROR_UNSUPPORTED,
                 "%s: backward from the forward result needs alpha >= 0 (got %g)", call.function,
@@ -389,10 +388,7 @@ extern "C" leaky_status leaky_q8_prelu_backward(const leaky_q8_params* q, size_t
   LEAKY_RETURN_IF_ERROR(
       leaky::internal::DescribeChannelCall(function, LEAKY_F32, outer, channels, inner, opts, &c));
   c.call.element_bytes = 1;  // the layout checks above do not depend on it
-  if (IsQuantized(q->type)) {
-    return Fail(LEAKY_ERROR_UNSUPPORTED,
-                "%s: quantized data has no backward (inference only); use an fp8 type", function);
-  }
+  LEAKY_RETURN_IF_ERROR(RequireFp8ForBackward(function, q->type));
   if (channels > std::numeric_limits<size_t>::max() / 256) {
     return Fail(LEAKY_ERROR_SIZE, "%s: %zu channels of 256-byte tables overflow", function, channels);
   }
