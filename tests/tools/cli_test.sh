@@ -4,12 +4,8 @@
 set -uo pipefail
 leaky=$1 work=$2 readme=${3:-}
 rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
-expect_status() {  # expected-status description command...
-  local want=$1 what=$2; shift 2
-  "$@" > "$work/out.txt" 2> "$work/err.txt"; local got=$?
-  [ "$got" = "$want" ] || { cat "$work/out.txt" "$work/err.txt"; fail "$what: exit $got, wanted $want"; }
-}
+# shellcheck source=cli_lib.sh
+source "$(dirname "$0")/cli_lib.sh"
 
 expect_status 0 "plan table" "$leaky" plan --elems 1000003 --dtype f16 --preset npu
 grep -q "every element covered exactly once:  yes" "$work/out.txt" || fail "plan checks missing"
@@ -102,15 +98,7 @@ grep -q "exactly 20014 bytes" "$work/err.txt" || { cat "$work/err.txt"; fail "si
 # The walkthrough in docs/toolkit.md, command for command, with a perfect "kernel".
 if [ -n "$readme" ]; then
   mkdir -p "$work/readme" && cd "$work/readme"
-  ran=0
-  while IFS= read -r line; do
-    command=${line#build/leaky }
-    [[ $command == check* ]] && cp golden/golden.bin out.bin
-    # shellcheck disable=SC2086
-    "$leaky" $command > out.txt 2>&1 || { cat out.txt; fail "walkthrough command failed: $line"; }
-    ran=$((ran + 1))
-  done < <(sed -n '/^## Debugging your own kernel/,/^## [^D]/p' "$readme" | grep '^build/leaky ')
-  [ "$ran" = 3 ] || fail "expected 3 walkthrough commands in docs/toolkit.md, ran $ran"
+  run_doc_commands "$leaky" "$readme" '/^## Debugging your own kernel/,/^## [^D]/p' golden/golden.bin out.bin 3
   [ -s timeline.svg ] && grep -q "<svg" timeline.svg || fail "the walkthrough's timeline.svg is missing"
   grep -q "^PASS" out.txt || fail "the walkthrough's check (docs/toolkit.md) did not pass"
 fi

@@ -8,12 +8,8 @@
 set -uo pipefail
 leaky=$1 work=$2 python=$3 page=${4:-}
 rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
-expect_status() {  # expected-status description command...
-  local want=$1 what=$2; shift 2
-  "$@" > "$work/out.txt" 2> "$work/err.txt"; local got=$?
-  [ "$got" = "$want" ] || { cat "$work/out.txt" "$work/err.txt"; fail "$what: exit $got, wanted $want"; }
-}
+# shellcheck source=cli_lib.sh
+source "$(dirname "$0")/cli_lib.sh"
 # kernel DIR RULE OUT: a qu8/qs8 LeakyReLU over DIR/input.bin with the
 # parameters of DIR/golden.json, rounding with RULE (a NumPy expression in t).
 kernel() {
@@ -92,15 +88,7 @@ expect_status 1 "fp8 dx as dy" "$leaky" check "$work/f/dy.bin" --golden "$work/f
 # The walkthrough in docs/toolkit.md, with a correct "kernel" (the golden).
 if [ -n "$page" ]; then
   mkdir -p "$work/docs" && cd "$work/docs"
-  ran=0
-  while IFS= read -r line; do
-    command=${line#build/leaky }
-    [[ $command == check* ]] && cp golden8/golden.bin out8.bin
-    # shellcheck disable=SC2086
-    "$leaky" $command > out.txt 2>&1 || { cat out.txt; fail "walkthrough command failed: $line"; }
-    ran=$((ran + 1))
-  done < <(sed -n '/^## 8-bit data/,/^## [^8]/p' "$page" | grep '^build/leaky ')
-  [ "$ran" = 2 ] || fail "expected 2 walkthrough commands in the 8-bit section of $page, ran $ran"
+  run_doc_commands "$leaky" "$page" '/^## 8-bit data/,/^## [^8]/p' golden8/golden.bin out8.bin 2
   grep -q "^PASS: 0 of 10007 bytes" out.txt || { cat out.txt; fail "the 8-bit walkthrough's check did not pass"; }
 fi
 echo "8-bit toolkit CLI: all checks passed"
