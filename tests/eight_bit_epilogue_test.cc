@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cfenv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -391,6 +392,95 @@ TEST_F(EightBitEpilogue, FastPathBoundary) {
                         layout.inner == 1 ? "channels-last" : "rows");
           c.name = name;
           failures += RunCase(c);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(failures, 0u);
+}
+
+// The folded fast path (q8_bias_act-inl.h, AVX-512: the bias and the zero
+// point folded into one FMA per lane where |bias * M| <= 256 for both
+// multipliers): rows long enough for whole lines, a vector tail and a scalar
+// tail; biases whose |bias * M| is at, just inside and just beyond the limit,
+// INT32_MIN and INT32_MAX with tiny multipliers; accumulators that cancel
+// the bias (acc = -bias + d, |acc| up to 2^31 while k is small, where fl(acc)
+// errs most against k * M), accumulators aimed at the output's rounding ties
+// (exact ties where M is a power of two) and the int32 extremes; slopes of
+// either sign; every zero point edge, the type's range and an inner clamp;
+// and each case again under the other rounding modes (the path must not
+// depend on the caller's).
+TEST_F(EightBitEpilogue, FoldedPath) {
+  std::mt19937_64 rng(30);
+  const double bias_products[] = {0,     1.5,    -100.25, 255.5,     -255.99, 256,
+                                  -256,  256.01, -257,    300,       1000,    -0x1p40};
+  const double slopes[] = {0.1, 0.0, 1.0, -0.5, 3.0, 0.2};
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<int> shift_of(2, 30), spread(-20, 20), tie(-400, 400);
+  std::uniform_int_distribution<int64_t> any(INT32_MIN, INT32_MAX);
+  const int32_t extremes[] = {INT32_MIN, INT32_MAX, INT32_MIN + 1, INT32_MAX - 1, 0, 1, -1};
+  size_t failures = 0;
+  int index = 0;
+  for (leaky_type8 type : {LEAKY_QU8, LEAKY_QS8}) {
+    const std::vector<int32_t> zero_points =
+        type == LEAKY_QU8 ? std::vector<int32_t>{0, 100, 255} : std::vector<int32_t>{-128, 0, 127};
+    for (int32_t zero_point : zero_points) {
+      for (int inner_clamp : {0, 1}) {
+        Case c;
+        c.params = Params(type, zero_point, 1);
+        if (inner_clamp) {
+          c.params.output_min = std::max(c.params.output_min, zero_point - 40);
+          c.params.output_max = std::min(c.params.output_max, zero_point + 60);
+        }
+        c.name = "folded " + std::to_string(++index);
+        c.outer = 2;
+        c.channels = std::size(bias_products) * 4;
+        c.inner = 203;
+        for (size_t ch = 0; ch < c.channels; ++ch) {
+          const int shift = ch % 4 == 0 ? 24 + static_cast<int>(ch % 7) : shift_of(rng);
+          // A power of two every third channel: exact ties.
+          const double magnitude = std::ldexp(ch % 3 == 0 ? 1.0 : 1.0 + unit(rng), -shift);
+          const double positive = ch % 5 == 4 ? -magnitude : magnitude;
+          c.positive.push_back(positive);
+          c.negative.push_back(positive * slopes[ch % std::size(slopes)]);
+          const double b = bias_products[ch / 4] / magnitude;
+          c.bias.push_back(ch % 11 == 10  ? INT32_MIN
+                           : ch % 13 == 12 ? INT32_MAX
+                                           : static_cast<int32_t>(std::clamp(
+                                                 std::nearbyint(b), double{INT32_MIN}, double{INT32_MAX})));
+        }
+        for (size_t o = 0; o < c.outer; ++o) {
+          for (size_t ch = 0; ch < c.channels; ++ch) {
+            const int64_t bias = c.bias[ch];
+            for (size_t i = 0; i < c.inner; ++i) {
+              int64_t acc;
+              if (i < std::size(extremes)) {
+                acc = extremes[i];
+              } else if (i % 4 == 0) {
+                acc = -bias + spread(rng);  // k = acc + bias small
+              } else {
+                // k aimed at y = t + 1/2 (t + 1/2 - zp over the multiplier of
+                // k's sign), and its neighbours.
+                const double target = tie(rng) + 0.5 - zero_point;
+                double k = std::nearbyint(target / c.positive[ch]);
+                if (k <= 0 && c.negative[ch] != 0) k = std::nearbyint(target / c.negative[ch]);
+                acc = static_cast<int64_t>(std::clamp(k, -0x1p40, 0x1p40)) - bias +
+                      static_cast<int64_t>(i % 3) - 1;
+              }
+              if (acc < INT32_MIN || acc > INT32_MAX) acc = any(rng);
+              c.acc.push_back(static_cast<int32_t>(acc));
+            }
+          }
+        }
+        failures += RunCase(c);
+        for (int mode : {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+          ASSERT_EQ(std::fesetround(mode), 0);
+          Case moded = c;
+          moded.name += mode == FE_UPWARD ? " (rounding up)"
+                        : mode == FE_DOWNWARD ? " (rounding down)"
+                                              : " (rounding toward zero)";
+          failures += RunCase(moded);
+          std::fesetround(FE_TONEAREST);
         }
       }
     }
