@@ -11,7 +11,8 @@ kind check_op gave first (with its message, shortened) and OK or MISS; then
 expected. --kernels-only checks the kernels instead of the diagnosis: every
 planted fault must make the output differ from the golden (check_op does not
 pass) and every correct kernel must pass - what keeps the corpus honest
-whatever the diagnosis says.
+whatever the diagnosis says. --both checks both from one run of each case
+(what the test suite runs: the two checks read the same check_op result).
 
 Cases are in cases.json beside this file: OpenCL kernels under opencl/ run
 in the library's place through opencl_leaky_relu(source=...), NumPy ones
@@ -156,6 +157,8 @@ def main(argv=None):
     parser.add_argument("--kernels-only", action="store_true",
                         help="check that each planted fault is real (the output differs from the "
                              "golden) and each correct kernel passes, not what the diagnosis says")
+    parser.add_argument("--both", action="store_true",
+                        help="check the kernels and the diagnosis, each case run once")
     parser.add_argument("--device", type=int, default=None, help="OpenCL device index (default: any)")
     parser.add_argument("--one", metavar="NAME", help=argparse.SUPPRESS)  # check_apart's child
     args = parser.parse_args(argv)
@@ -186,7 +189,7 @@ def main(argv=None):
     if opencl.missing:
         print("OpenCL cases skipped: %s" % opencl.missing)
 
-    good = ran = known_misses = stale = 0
+    good = ran = known_misses = stale = planted = 0
     for case in cases:
         expect = case["expect"]
         if case["kind"] == "opencl" and not opencl.missing:
@@ -200,10 +203,12 @@ def main(argv=None):
         findings = result["findings"]
         first = findings[0] if findings else None
         got = "pass" if result["passed"] and not first else first["kind"] if first else "(fail, no finding)"
+        kernel_ok = result["passed"] == (expect == ["pass"])
+        golden = "golden %s" % (
+            "equal" if result["passed"] else "differs (%d elements)" % result["mismatches"])
         if args.kernels_only:
-            ok = result["passed"] == (expect == ["pass"])
-            verdict = "golden %s" % (
-                "equal" if result["passed"] else "differs (%d elements)" % result["mismatches"])
+            ok = kernel_ok
+            verdict = golden
         else:
             ok = got in expect and len(findings) <= case["max_findings"]
             more = " (+%d more)" % (len(findings) - 1) if len(findings) > 1 else ""
@@ -217,12 +222,18 @@ def main(argv=None):
             mark = "KNOWN MISS (%s)" % case["known_miss"] if not ok else "OK, BUT LISTED AS A KNOWN MISS"
             known_misses += not ok
             stale += ok
+        if args.both:
+            mark += "; %s %s" % (golden, "OK" if kernel_ok else "NOT AS PLANTED")
         print("%-40s expect %-36s %s  %s" % (case["name"], "|".join(expect), verdict, mark))
         good += ok
+        planted += kernel_ok
     what = "kernels as planted" if args.kernels_only else "diagnosed as expected"
     print("%d of %d %s%s" % (good, ran, what,
                              " (%d known miss(es) listed in cases.json)" % known_misses if known_misses else ""))
-    return 0 if good + known_misses == ran and stale == 0 else 1
+    if args.both:
+        print("%d of %d kernels as planted" % (planted, ran))
+    kernels_fine = planted == ran or not args.both
+    return 0 if good + known_misses == ran and stale == 0 and kernels_fine else 1
 
 
 if __name__ == "__main__":
