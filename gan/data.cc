@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include <unistd.h>
+
 namespace leaky::gan {
 namespace {
 
@@ -49,7 +51,10 @@ void Convert(const std::string& dir, const std::filesystem::path& digits,
     }
     labels.insert(labels.end(), data.size() / kPixels, static_cast<uint8_t>(d));
   }
-  const std::filesystem::path partial = cache.string() + ".partial";
+  // A name of this process's own: `leaky gan --jobs` workers on a fresh
+  // data folder all build the cache at once (one name made one worker's
+  // rename fail: "cannot rename ... mnist.bin.partial").
+  const std::filesystem::path partial = cache.string() + ".partial." + std::to_string(getpid());
   {
     std::ofstream out(partial, std::ios::binary);
     const auto count = static_cast<uint32_t>(labels.size());
