@@ -51,10 +51,7 @@ void Convert(const std::string& dir, const std::filesystem::path& digits,
     }
     labels.insert(labels.end(), data.size() / kPixels, static_cast<uint8_t>(d));
   }
-  // A name of this process's own: `leaky gan --jobs` workers on a fresh
-  // data folder all build the cache at once (one name made one worker's
-  // rename fail: "cannot rename ... mnist.bin.partial").
-  const std::filesystem::path partial = cache.string() + ".partial." + std::to_string(getpid());
+  const std::filesystem::path partial = TemporaryFor(cache);
   {
     std::ofstream out(partial, std::ios::binary);
     const auto count = static_cast<uint32_t>(labels.size());
@@ -68,6 +65,10 @@ void Convert(const std::string& dir, const std::filesystem::path& digits,
 }
 
 }  // namespace
+
+std::filesystem::path TemporaryFor(const std::filesystem::path& cache) {
+  return cache.string() + ".partial." + std::to_string(getpid());
+}
 
 Digits LoadMnist(const std::string& dir) {
   const std::filesystem::path root(dir), cache = root / "mnist.bin";

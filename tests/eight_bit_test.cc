@@ -977,6 +977,14 @@ TEST(EightBitFp8, RreluEvalBackward) {
   }
 }
 
+// LEAKY_TEST_ONE_PARAMETER_SET (the sanitizer and QEMU runs): the exhaustive
+// fp8 backward suites take one parameter set, and one saturation mode per
+// format (the modes differ in the tables, not in the kernel's path).
+bool OneParameterSet() { return std::getenv("LEAKY_TEST_ONE_PARAMETER_SET") != nullptr; }
+bool OneSetSaturation(Fp8 format, int saturate) {
+  return saturate == (format == Fp8::kE5M2 ? 1 : 0);
+}
+
 // ELU's backward: the forward's parameters, one with a negative scale (the
 // result's side flips; alpha >= 0 still allows the result), one whose
 // alpha * scale is not a float (48 bits: the sum y + alpha * scale and the
@@ -1008,14 +1016,12 @@ TEST(EightBitFp8, EluBackward) {
   // set just below a tie, which checks the table builder's arithmetic,
   // with one saturation mode per format.
   const bool quick = std::getenv("LEAKY_TEST_QUICK_SWEEP") != nullptr;
-  const bool one_set = std::getenv("LEAKY_TEST_ONE_PARAMETER_SET") != nullptr;
+  const bool one_set = OneParameterSet();
   for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
     for (int saturate : {0, 1}) {
       for (size_t k = 0; k < std::size(kFp8EluBackward); ++k) {
         if (one_set ? k != 8 : quick && k != 0 && k != 3 && k != 7 && k != 8) continue;
-        // And one saturation mode per format (the tables differ, not the
-        // kernel's path).
-        if (one_set && saturate != (format == Fp8::kE5M2 ? 1 : 0)) continue;
+        if (one_set && !OneSetSaturation(format, saturate)) continue;
         const EluParameters& elu = kFp8EluBackward[k];
         for (int from_result : {0, 1}) {
           ExpectedBackward e{"fp8 elu_backward " + Fp8Name(format, saturate) + " alpha " +
@@ -1062,7 +1068,7 @@ TEST(EightBitFp8, PreluBackward) {
   // shape of every kernel path (all pairs in rows, and channels-last), and
   // one saturation mode per format; the release run checks everything.
   const bool quick = std::getenv("LEAKY_TEST_QUICK_SWEEP") != nullptr;
-  const bool one_set = std::getenv("LEAKY_TEST_ONE_PARAMETER_SET") != nullptr;
+  const bool one_set = OneParameterSet();
   for (Fp8 format : {Fp8::kE4M3, Fp8::kE5M2}) {
     auto finite_code = [&](size_t k, size_t multiplier) {
       uint8_t b = static_cast<uint8_t>(k * multiplier + 13);
@@ -1094,9 +1100,7 @@ TEST(EightBitFp8, PreluBackward) {
         dweight_expected[c] = ToFloatOfSum(sum);
       }
       for (int saturate : {0, 1}) {
-        // One saturation mode per format under LEAKY_TEST_ONE_PARAMETER_SET
-        // (the modes differ in the tables, not in the kernel's path).
-        if (one_set && saturate != (format == Fp8::kE5M2 ? 1 : 0)) continue;
+        if (one_set && !OneSetSaturation(format, saturate)) continue;
         const std::string what = "fp8 prelu_backward " + Fp8Name(format, saturate);
         std::vector<Table> dx_tables;
         const Table pass = Fp8Table(format, saturate, [](const Value& dy) { return dy; });
