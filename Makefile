@@ -117,9 +117,10 @@ test-asan: bootstrap
 # the scalar checking ~10x, and targets do not change the threading).
 test-tsan: bootstrap
 	cmake -S . -B $(BUILD_TSAN) $(CMAKE_FLAGS) $(SANITIZER_FLAGS) -DLEAKY_SANITIZE=thread
-	cmake --build $(BUILD_TSAN) -j $(JOBS) --target concurrency_test kernel_sizes_test executor_test pool_test eight_bit_test
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target concurrency_test kernel_sizes_test executor_test pool_test eight_bit_test \
+	  bias_act_dropout_test
 	TSAN_OPTIONS=halt_on_error=1 LEAKY_TEST_BEST_TARGET_ONLY=1 \
-	  ctest --test-dir $(BUILD_TSAN) $(CTEST_FLAGS) -R '^((Concurrency|KernelLargeSizes|Executor|ThreadPool)[.]|EightBitQuantized[.]InterleavedParameters$$)' 
+	  ctest --test-dir $(BUILD_TSAN) $(CTEST_FLAGS) -R '^((Concurrency|KernelLargeSizes|Executor|ThreadPool)[.]|EightBitQuantized[.]InterleavedParameters$$|BiasActDropout[.]MaskBitsWhereTilesStartBetweenMaskBytes$$)' 
 
 # ARM64: cross-built (library, C/C++ tests, the toolkit CLI; the LibTorch,
 # Python and GAN parts are x86-only) against arm64 packages unpacked into a

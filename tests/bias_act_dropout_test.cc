@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -41,6 +42,44 @@ TEST(BiasActDropout, MaskIsTheSameForEveryThreadCountAndKeepsOneMinusP) {
   for (uint8_t byte : first_mask) kept += static_cast<size_t>(std::popcount(byte));
   const double expected = 0.7 * static_cast<double>(n);
   EXPECT_NEAR(static_cast<double>(kept), expected, 5 * std::sqrt(expected * 0.3));
+}
+
+// An output that is not 64-byte aligned (a std::vector's 16 bytes, a
+// NumPy array's) shifts the plan's tiles to memory lines, so tiles and the
+// chunks inside them start between mask bytes: the bytes they share are
+// written in two steps, by two threads at tile edges (atomically) and by
+// one at chunk edges. Every bit against the stream, bytes around the mask
+// untouched.
+TEST(BiasActDropout, MaskBitsWhereTilesStartBetweenMaskBytes) {
+  const size_t outer = 2, channels = 3, inner = 70001, n = outer * channels * inner;
+  const auto x = RandomWithSpecials<float>(n, 21), b = RandomWithSpecials<float>(channels, 22);
+  const leaky_bias_act_params params{LEAKY_ACT_LRELU, 0.2, std::sqrt(2.0), -1.0};
+  const leaky_dropout_params dropout{0.4, 5, 77};
+  const uint32_t threshold = reference::dropout_threshold(dropout.p);
+  std::vector<float> storage(n + 64);
+  for (size_t misalign : {0, 1, 3, 4, 12}) {
+    float* y = storage.data();
+    while (reinterpret_cast<uintptr_t>(y) % 64 != 0) ++y;
+    y += misalign;
+    for (int threads : {1, 2, 3}) {
+      const leaky_options options{threads, -1};
+      std::vector<uint8_t> mask((n + 7) / 8 + 2, 0xA5);
+      ASSERT_EQ(leaky_bias_act_dropout_forward(LEAKY_F32, outer, channels, inner, x.data(),
+                                               b.data(), y, mask.data() + 1, &params, &dropout,
+                                               &options),
+                LEAKY_OK);
+      EXPECT_EQ(mask.front(), 0xA5) << misalign << " " << threads;
+      EXPECT_EQ(mask.back(), 0xA5) << misalign << " " << threads;
+      size_t wrong = 0, first_wrong = n;
+      for (size_t i = 0; i < n; ++i) {
+        const bool kept = reference::stream_half_word(dropout.seed, dropout.offset + i) >= threshold;
+        const bool bit = (mask[1 + i / 8] >> (i % 8)) & 1;
+        if (bit != kept && wrong++ == 0) first_wrong = i;
+      }
+      EXPECT_EQ(wrong, 0u) << "output misaligned by " << misalign << " floats, " << threads
+                           << " thread(s): first wrong bit " << first_wrong;
+    }
+  }
 }
 
 }  // namespace

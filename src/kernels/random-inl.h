@@ -166,34 +166,47 @@ HWY_INLINE void ExpandHalfWords(size_t groups, const uint32_t* HWY_RESTRICT word
   }
 }
 
-// One bit per element, bit e % 8 of byte e / 8. Bytes wholly inside
-// [first, first + count) are stored; a byte shared with a neighbouring tile,
-// which another thread may be writing, is updated atomically.
-HWY_INLINE void StoreBits(const uint64_t* bits, uint64_t first, size_t count, uint8_t* mask) {
-  size_t k = 0;
-  if (first % 8 == 0) {
-    // The usual case (tiles start on cache lines): whole bytes are a copy of
-    // the little-endian words; only a partial last byte remains.
-    k = count / 8 * 8;
-    std::memcpy(mask + first / 8, bits, count / 8);
-  }
-  while (k < count) {
+// One bit per element, bit e % 8 of byte e / 8: elements [first, first +
+// count) from bit k = e - first of `bits`. A byte that also holds elements
+// outside [owned_first, owned_end), the caller's range, may be written by
+// another thread's tile at the same time, and is updated atomically; one
+// whose other elements are the caller's own (a neighbouring chunk's) is
+// updated in place. A locked update is a full fence that waits for the
+// streamed stores of y: with one at every chunk (tiles aligned in memory
+// but not to 8 elements, as for a std::vector output) dropout at 64 Mi ran
+// 2.5x slower (docs/design.md).
+HWY_INLINE void StoreBits(const uint64_t* bits, uint64_t first, size_t count,
+                          uint64_t owned_first, uint64_t owned_end, uint8_t* mask) {
+  size_t k = 0;  // bits stored so far
+  const auto partial_byte = [&](size_t take) {
     const uint64_t e = first + k;
     const unsigned shift = static_cast<unsigned>(e % 8);
-    const size_t take = HWY_MIN(size_t{8} - shift, count - k);
     uint64_t window = bits[k / 64] >> (k % 64);
     if (k % 64 + take > 64) window |= bits[k / 64 + 1] << (64 - k % 64);
     const unsigned covered = ((1u << take) - 1u) << shift;
     const auto value = static_cast<uint8_t>((static_cast<unsigned>(window) << shift) & covered);
-    if (take == 8) {
-      mask[e / 8] = value;
-    } else {
+    const uint64_t byte_first = e / 8 * 8;
+    if (byte_first < owned_first || byte_first + 8 > owned_end) {
       std::atomic_ref<uint8_t> byte(mask[e / 8]);
       byte.fetch_and(static_cast<uint8_t>(~covered), std::memory_order_relaxed);
       byte.fetch_or(value, std::memory_order_relaxed);
+    } else {
+      mask[e / 8] = static_cast<uint8_t>((mask[e / 8] & ~covered) | value);
     }
     k += take;
+  };
+  if (first % 8 != 0) partial_byte(HWY_MIN(size_t{8} - first % 8, count));
+  // Whole bytes from element first + k (k < 8), eight at a time from the
+  // bits shifted down by k (little-endian words).
+  const size_t whole = (count - k) / 8;
+  uint8_t* out = mask + (first + k) / 8;
+  for (size_t q = 0; q < whole; q += 8) {
+    uint64_t word = bits[q / 8] >> k;
+    if (k != 0) word |= bits[q / 8 + 1] << (64 - k);
+    std::memcpy(out + q, &word, HWY_MIN(size_t{8}, whole - q));
   }
+  k += whole * 8;
+  if (k < count) partial_byte(count - k);
 }
 
 // Bits [first, first + count) of a mask, count <= 64 (a 2048-bit SVE
@@ -297,7 +310,8 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
   alignas(64) uint32_t words[2][kPositionalChunk + 5 * kWordsPerGroup];
   // Half words: at most 3 groups of 128 cover a chunk.
   alignas(64) uint32_t half_words[3 * kHalfWordsPerGroup];
-  uint64_t bits[kPositionalChunk / 64 + 1];
+  // Zeroed once: StoreBits reads one word past a chunk's last bit.
+  uint64_t bits[kPositionalChunk / 64 + 1] = {};
   StreamFiller filler;
   size_t steps_per_block = 0;  // filler batches per 64 elements
   // Starts the words of the chunk at element i into words[slot].
@@ -366,7 +380,7 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
     if constexpr (Op::kRandom) filler.Finish();
     if constexpr (Op::kWritesMask) {
       if (count % 64 != 0) bits[count / 64] = word;  // the last, incomplete word
-      StoreBits(bits, first, count, op.mask);
+      StoreBits(bits, first, count, index, index + n, op.mask);
     }
   }
   // Non-temporal stores are weakly ordered: fence before the tile is done.
