@@ -57,7 +57,7 @@ class StreamFiller {
 #if HWY_TARGET == HWY_SCALAR
     return kCountersPerGroup;
 #else
-    return 2 * hn::Lanes(D64());
+    return kStates * hn::Lanes(D64());
 #endif
   }
 
@@ -98,7 +98,13 @@ class StreamFiller {
   }
   // Two independent states run together (a and b): one alone is a chain of
   // dependent multiplies; more spill registers on AVX2 (docs/design.md).
+  // AVX-512's 32 registers hold four (c and d: the next group's counters).
   // Named, not arrays: SVE vectors cannot be array elements.
+#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+  static constexpr size_t kStates = 4;
+#else
+  static constexpr size_t kStates = 2;
+#endif
   HWY_NOINLINE void Batch() {
     const DU du;
     const D64 d64;
@@ -111,21 +117,46 @@ class StreamFiller {
     V a0 = hn::Add(iota, hn::Set(d64, base_a & 0xFFFFFFFFu)), a1 = hn::Set(d64, base_a >> 32);
     V b0 = hn::Add(iota, hn::Set(d64, base_b & 0xFFFFFFFFu)), b1 = hn::Set(d64, base_b >> 32);
     V a2 = hn::Zero(d64), a3 = hn::Zero(d64), b2 = hn::Zero(d64), b3 = hn::Zero(d64);
-    uint64_t k0 = static_cast<uint32_t>(seed_), k1 = seed_ >> 32;
-    for (int round = 0; round < 10; ++round) {
-      const V key0 = hn::Set(d64, k0), key1 = hn::Set(d64, k1);
-      Round(a0, a1, a2, a3, key0, key1);
-      Round(b0, b1, b2, b3, key0, key1);
-      k0 = static_cast<uint32_t>(k0 + 0x9E3779B9u);
-      k1 = static_cast<uint32_t>(k1 + 0xBB67AE85u);
-    }
     uint32_t* out = words_ + (done_ / kCountersPerGroup) * kWordsPerGroup + done_ % kCountersPerGroup;
-    // The low halves of the pair, in counter order.
+    if constexpr (kStates == 4) {
+      // 8 u64 lanes: a and b are one group's 16 counters, c and d the next's.
+      const uint64_t base_c = base_a + 2 * lanes64, base_d = base_a + 3 * lanes64;
+      V c0 = hn::Add(iota, hn::Set(d64, base_c & 0xFFFFFFFFu)), c1 = hn::Set(d64, base_c >> 32);
+      V d0 = hn::Add(iota, hn::Set(d64, base_d & 0xFFFFFFFFu)), d1 = hn::Set(d64, base_d >> 32);
+      V c2 = hn::Zero(d64), c3 = hn::Zero(d64), d2 = hn::Zero(d64), d3 = hn::Zero(d64);
+      uint64_t k0 = static_cast<uint32_t>(seed_), k1 = seed_ >> 32;
+      for (int round = 0; round < 10; ++round) {
+        const V key0 = hn::Set(d64, k0), key1 = hn::Set(d64, k1);
+        Round(a0, a1, a2, a3, key0, key1);
+        Round(b0, b1, b2, b3, key0, key1);
+        Round(c0, c1, c2, c3, key0, key1);
+        Round(d0, d1, d2, d3, key0, key1);
+        k0 = static_cast<uint32_t>(k0 + 0x9E3779B9u);
+        k1 = static_cast<uint32_t>(k1 + 0xBB67AE85u);
+      }
+      StorePair(a0, a1, a2, a3, b0, b1, b2, b3, out);
+      StorePair(c0, c1, c2, c3, d0, d1, d2, d3, out + kWordsPerGroup);
+    } else {
+      uint64_t k0 = static_cast<uint32_t>(seed_), k1 = seed_ >> 32;
+      for (int round = 0; round < 10; ++round) {
+        const V key0 = hn::Set(d64, k0), key1 = hn::Set(d64, k1);
+        Round(a0, a1, a2, a3, key0, key1);
+        Round(b0, b1, b2, b3, key0, key1);
+        k0 = static_cast<uint32_t>(k0 + 0x9E3779B9u);
+        k1 = static_cast<uint32_t>(k1 + 0xBB67AE85u);
+      }
+      StorePair(a0, a1, a2, a3, b0, b1, b2, b3, out);
+    }
+    done_ += kStates * lanes64;
+  }
+  // The low halves of a pair of states, in counter order.
+  static HWY_INLINE void StorePair(V a0, V a1, V a2, V a3, V b0, V b1, V b2, V b3,
+                                   uint32_t* HWY_RESTRICT out) {
+    const DU du;
     hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, b0), hn::BitCast(du, a0)), du, out);
     hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, b1), hn::BitCast(du, a1)), du, out + 16);
     hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, b2), hn::BitCast(du, a2)), du, out + 32);
     hn::StoreU(hn::ConcatEven(du, hn::BitCast(du, b3), hn::BitCast(du, a3)), du, out + 48);
-    done_ += 2 * lanes64;
   }
 #endif
   uint64_t first_counter_ = 0, seed_ = 0;
