@@ -38,6 +38,14 @@ TARGETS = {"qu8 leaky_relu 64 Mi in place vs qnnpack": 1.5,
            "qu8 leaky_relu 64 Mi in place vs onednn": 1.5}
 
 
+def targets_table():
+    """TARGETS as docs/design.md shows them (the test torch_bench_targets
+    keeps that copy the same)."""
+    lines = ["| row | threads | leaky/torch speed at least |", "|---|---|---|"]
+    lines += [f"| {name} | 1 and 2 | {target:.2f} |" for name, target in TARGETS.items()]
+    return "\n".join(lines) + "\n"
+
+
 def other_threads_asleep():
     """True when no other thread of this process is running or runnable
     ('R' in /proc: a spinning worker; one waiting on a futex is 'S')."""
@@ -179,7 +187,12 @@ def main():
     parser.add_argument("--quick", action="store_true", help="64 Ki, 1 Mi and 64 Mi f32 forward only")
     parser.add_argument("--only-quantized", action="store_true",
                         help="the qu8 LeakyReLU rows only (against each PyTorch quantized engine)")
+    parser.add_argument("--targets", action="store_true",
+                        help="print the targets as docs/design.md's table and exit")
     args = parser.parse_args()
+    if args.targets:
+        print(targets_table(), end="")
+        return 0
     if args.rounds < 1 or not args.min_time >= 0:
         parser.error("--rounds must be at least 1 and --min-time a number of seconds >= 0")
     method = Method(args.rounds, args.min_time)

@@ -1,0 +1,20 @@
+# One table of targets per bench: docs/design.md shows what the bench's
+# --targets prints, between `<!-- MARKER: begin -->` and `<!-- MARKER: end -->`.
+function(leaky_check_targets_table design marker table)
+  file(READ ${design} text)
+  set(begin "<!-- ${marker}: begin -->\n")
+  set(end "<!-- ${marker}: end -->")
+  string(FIND "${text}" "${begin}" at)
+  string(FIND "${text}" "${end}" stop)
+  if(at LESS 0 OR stop LESS at)
+    message(FATAL_ERROR "${design} has no targets table between '${begin}' and '${end}'")
+  endif()
+  string(LENGTH "${begin}" skip)
+  math(EXPR at "${at} + ${skip}")
+  math(EXPR length "${stop} - ${at}")
+  string(SUBSTRING "${text}" ${at} ${length} shown)
+  if(NOT shown STREQUAL table)
+    message(FATAL_ERROR "${design}'s table '${marker}' is not the one the bench checks; "
+      "replace it with `${marker}`:\n${table}\nThe doc shows:\n${shown}")
+  endif()
+endfunction()
