@@ -72,18 +72,28 @@ assert "fetch_mnist.sh " + empty in missing.stderr, missing.stderr
 # Workers on a fresh data folder (make demo runs --jobs 2 on a new machine)
 # each build the digits' cache from the JSON at the same time; the
 # classifier is copied in, so only the digits' cache is built. Eight workers
-# (six with no run: they load the data all the same) made a shared
-# temporary name fail a rename in 3 of 3 tries; two did in a bare chroot.
-# Every worker must finish, and no half-written file may stay behind.
+# made a shared temporary name fail a rename in 3 of 3 tries; two did in a
+# bare chroot. Every worker must finish, and no half-written file may stay
+# behind. Eight runs (2 variants x 4 seeds): no more workers start than
+# there are runs.
 fresh = os.path.join(scratch, "fresh-data")
 os.makedirs(fresh)
 os.symlink(os.path.join(data, "package"), os.path.join(fresh, "package"))
 shutil.copy(os.path.join(data, "classifier-train8000.pt"), fresh)
 jobs = subprocess.run([leaky, "gan", "--data", "mnist", "--steps", "2", "--log-every", "1",
-                       "--seeds", "1", "--acts", "relu,prelu", "--width", "2", "--no-speed-check",
+                       "--seeds", "4", "--acts", "relu,prelu", "--width", "2", "--no-speed-check",
                        "--samples", "100", "--jobs", "8", "--data-dir", fresh, "--out", scratch,
                        "--name", "jobs"], capture_output=True, text=True, timeout=600)
 assert jobs.returncode == 0, jobs.stderr[-3000:]
+assert "gan: 8 worker(s)" in jobs.stderr, jobs.stderr[-3000:]
+# More workers asked for than runs: one per run, and said so.
+capped = subprocess.run([leaky, "gan", "--data", "mnist", "--steps", "2", "--log-every", "1",
+                         "--seeds", "1", "--acts", "relu", "--width", "2", "--no-speed-check",
+                         "--samples", "100", "--jobs", "3", "--data-dir", data, "--out", scratch,
+                         "--name", "capped"], capture_output=True, text=True, timeout=600)
+assert capped.returncode == 0, capped.stderr[-3000:]
+assert "--jobs 3, but the study has 1 run(s): 1 worker(s)" in capped.stderr, capped.stderr[-3000:]
+assert "gan: 1 worker(s)" in capped.stderr, capped.stderr[-3000:]
 assert sorted(os.listdir(fresh)) == ["classifier-train8000.pt", "mnist.bin", "package"], os.listdir(fresh)
 print("gan mnist: classifier %.4f held out, floor %.2f, FCD %s" % (
     c["held_out_accuracy"], c["real_fcd_floor"], [round(v["final"]["fcd"], 1) for v in r["variants"]]))

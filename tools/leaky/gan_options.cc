@@ -65,7 +65,7 @@ void AddGanOptions(CLI::App* cmd, GanOptions* o) {
   cmd->add_option("--shard", o->shard,
                   "K/N: run only the K-th of N slices of the runs, into <out>/<name> (merge them "
                   "with `leaky gan merge`)");
-  WholeNumber(cmd->add_option("--jobs", o->jobs, "worker processes (each one shard), merged at the end"),
+  WholeNumber(cmd->add_option("--jobs", o->jobs, "worker processes (each one shard, at most one per run), merged at the end"),
               1, 256);
   cmd->add_flag("--slurm", o->slurm,
                 "submit a Slurm job array (one task per shard: --jobs, default one per run) "

@@ -97,13 +97,19 @@ bool Stopped(int status) {
 }  // namespace
 
 int RunWorkers(const GanOptions& o, const gan::LabConfig& c, const std::atomic<bool>& stop) {
-  const int count = o.jobs;
+  // No more workers than runs: a worker without a run still loads the data.
+  const size_t runs = gan::PlannedRuns(c).size();
+  const int count = static_cast<int>(std::min(static_cast<size_t>(o.jobs), std::max<size_t>(runs, 1)));
+  if (count < o.jobs) {
+    std::fprintf(stderr, "gan: --jobs %d, but the study has %zu run(s): %d worker(s)\n", o.jobs, runs,
+                 count);
+  }
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = o.threads > 0 ? o.threads : std::max(1, cores / count);
   const fs::path run_dir = fs::absolute(fs::path(c.out_dir) / c.name);
   fs::remove_all(run_dir / "shards");
   fs::create_directories(run_dir / "shards");
-  std::fprintf(stderr, "gan: %d workers, %d thread(s) each, shards in %s\n", count, threads,
+  std::fprintf(stderr, "gan: %d worker(s), %d thread(s) each, shards in %s\n", count, threads,
                (run_dir / "shards").string().c_str());
   std::vector<Worker> workers;
   for (int k = 1; k <= count; ++k) {
