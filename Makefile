@@ -34,13 +34,15 @@ build: bootstrap
 # targets). On a machine without the lab's packages (LibTorch and its ~300
 # dependencies), they install in the background while the core library and
 # the toolkit build (configured without the lab: their flags do not change
-# when it is added); apt's log goes to $(BUILD)/bootstrap-demo.log. The
-# lab's packages are downloaded while the core profile installs (network
-# against dpkg: 21 s and 23 s side by side in a bare chroot). That
-# build runs at the lowest priority, as dpkg is what the lab's build waits
-# for; it helps less than hoped, since dpkg and its decompressor use both
-# cores (in a bare chroot the 306 packages took 1 min 23 s alone, 2 min 38 s
-# beside the build at the same priority, 2 min 27 s beside it niced). `make
+# when it is added); apt's log goes to $(BUILD)/bootstrap-demo.log. Where
+# the core profile is missing too, the lab's packages are downloaded while
+# it installs (network against dpkg: 21 s and 23 s side by side in a bare
+# chroot). sudo asks for its password in the foreground, before the
+# background install. The build runs at the lowest priority, as dpkg is
+# what the lab's build waits for; it helps less than hoped, since dpkg and
+# its decompressor use both cores (in a bare chroot the 306 packages took
+# 1 min 23 s alone with their download, 2 min 38 s beside the build at the
+# same priority, 2 min 27 s beside it niced). `make
 # build` and `make test` turn the rest back on in the same folder.
 DEMO_CONFIGURE = cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Release \
   -DLEAKY_BUILD_TESTS=OFF -DLEAKY_BUILD_BENCH=OFF
@@ -49,13 +51,16 @@ demo-build:
 	@if bash scripts/bootstrap.sh demo --check; then \
 	  echo "demo: 1/3 packages: all there"; \
 	else \
-	  bash scripts/bootstrap.sh core --lists || exit 1; \
-	  echo "demo: 1/3 packages: the compilers and the core library's (scripts/bootstrap.sh core), the GAN lab's downloaded meanwhile (log in $(BUILD)/bootstrap-download.log)"; \
-	  bash scripts/bootstrap.sh demo --download > $(BUILD)/bootstrap-download.log 2>&1 & downloads=$$!; \
-	  bash scripts/bootstrap.sh core || { kill $$downloads 2>/dev/null; exit 1; }; \
-	  wait $$downloads || echo "demo: 1/3 packages: the early download failed (apt downloads what is missing): $(BUILD)/bootstrap-download.log"; \
+	  if ! bash scripts/bootstrap.sh core --check; then \
+	    bash scripts/bootstrap.sh core --lists || exit 1; \
+	    echo "demo: 1/3 packages: the compilers and the core library's (scripts/bootstrap.sh core), the GAN lab's downloaded meanwhile into $(BUILD)/debs (log in $(BUILD)/bootstrap-download.log)"; \
+	    bash scripts/bootstrap.sh demo --download $(BUILD)/debs > $(BUILD)/bootstrap-download.log 2>&1 & downloads=$$!; \
+	    bash scripts/bootstrap.sh core || { kill $$downloads 2>/dev/null; exit 1; }; \
+	    wait $$downloads || echo "demo: 1/3 packages: the early download failed (apt downloads what is missing): $(BUILD)/bootstrap-download.log"; \
+	  fi; \
+	  [ "$$(id -u)" -eq 0 ] || sudo -v || exit 1; \
 	  echo "demo: 1/3 packages: the GAN lab's (LibTorch, Boost.Math: scripts/bootstrap.sh demo) in the background, log in $(BUILD)/bootstrap-demo.log; meanwhile the core library and the toolkit build into $(BUILD)/"; \
-	  bash scripts/bootstrap.sh demo > $(BUILD)/bootstrap-demo.log 2>&1 & packages=$$!; \
+	  bash scripts/bootstrap.sh demo --install-from $(BUILD)/debs > $(BUILD)/bootstrap-demo.log 2>&1 & packages=$$!; \
 	  built=0; \
 	  if $(DEMO_CONFIGURE) -DLEAKY_BUILD_PYTHON=OFF > $(BUILD)/configure.log 2>&1; then \
 	    nice -n 19 cmake --build $(BUILD) -j $(JOBS) --target leaky_objects leaky_toolkit && built=1; \

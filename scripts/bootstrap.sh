@@ -22,21 +22,27 @@ set -euo pipefail
 #           of the above, the test frameworks, clang's libFuzzer, pytest
 #           with PyTorch's and NumPy's Python packages, the wheel's tools
 #           and Chromium.
-#   bash scripts/bootstrap.sh [core|demo|arm64|device|slurm|bench|test] [--check|--lists|--download]
+#   bash scripts/bootstrap.sh [core|demo|arm64|device|slurm|bench|test]
+#     [--check | --lists | --download DIR | --install-from DIR]
 # --check installs nothing: exit 0 if the profile is complete, 1 if not.
 # --lists only refreshes apt's package lists (when older than an hour).
-# --download installs nothing either: it fetches the .deb files the profile
-#   still needs into $staging (`apt-get download` takes no lock, so it runs
-#   while another profile installs; apt-get would wait for the lock), and the
-#   next install of any profile moves them into apt's cache first. `make demo`
-#   downloads the demo profile's 378 packages (the core's among them; 21 s)
-#   while the core profile installs.
+# --download DIR installs nothing either: it fetches the .deb files the
+#   profile still needs into DIR.partial, as the calling user (`apt-get
+#   download` needs no root and takes no lock, so it runs while another
+#   profile installs; apt-get install --download-only would wait for the
+#   lock), then renames it DIR: DIR exists only when complete.
+# --install-from DIR installs the profile with DIR's files moved into apt's
+#   cache first (apt-get download checked each one's hash as it fetched it).
+# `make demo` downloads the demo profile's 378 packages (the core's among
+# them; 21 s) while the core profile installs.
 profile=${1:-test}
 check=${2:-}
-case $check in ""|--check|--lists|--download) ;;
-  *) echo "bootstrap: the second argument is one of --check, --lists, --download (not '$check')" >&2; exit 2 ;;
+debs=${3:-}
+case $check in
+  ""|--check|--lists) [ -z "$debs" ] || { echo "bootstrap: '$debs' after $check is not expected" >&2; exit 2; } ;;
+  --download|--install-from) [ -n "$debs" ] || { echo "bootstrap: $check needs a folder" >&2; exit 2; } ;;
+  *) echo "bootstrap: the second argument is one of --check, --lists, --download DIR, --install-from DIR (not '$check')" >&2; exit 2 ;;
 esac
-staging=/var/cache/apt/leaky-download
 case $profile in core|demo|arm64|device|slurm|bench|test) ;;
   *) echo "bootstrap: the profile is one of core, demo, arm64, device, slurm, bench, test (not '$profile')" >&2; exit 2 ;;
 esac
@@ -101,21 +107,25 @@ if [ "$check" = --lists ]; then
 fi
 [ ${#missing[@]} -gt 0 ] || exit 0
 if [ "$check" = --download ]; then
-  # Every package apt would install, at the version it would install
-  # (`Inst name (version ...)` lines of a simulated install).
-  mapfile -t wanted < <(apt-get -s -qq --no-install-recommends install "${missing[@]}" |
-    sed -n 's/^Inst \([^ ]*\) (\([^ ]*\) .*/\1=\2/p')
-  echo "bootstrap ($profile): downloading ${#wanted[@]} packages into $staging"
-  $SUDO mkdir -p "$staging"
-  cd "$staging"
-  $SUDO apt-get -qq -o APT::Sandbox::User=root download "${wanted[@]}"
+  # Every package apt would install, at the version it would install:
+  # `Inst name (version ...)`, or `Inst name [old] (version ...)` for an upgrade.
+  wanted=$(apt-get -s -qq --no-install-recommends install "${missing[@]}" |
+    sed -n 's/^Inst \([^ ]*\) \(\[[^]]*\] \)\{0,1\}(\([^ ]*\) .*/\1=\3/p')
+  [ -n "$wanted" ] || { echo "bootstrap ($profile): apt-get -s listed nothing to download" >&2; exit 1; }
+  rm -rf "$debs" "$debs.partial"
+  mkdir -p "$debs.partial"
+  echo "bootstrap ($profile): downloading $(wc -w <<< "$wanted") packages into $debs"
+  sandbox=()
+  [ "$(id -u)" -ne 0 ] || sandbox=(-o APT::Sandbox::User=root)  # root: no _apt sandbox warning
+  # shellcheck disable=SC2086  # one name=version per word
+  (cd "$debs.partial" && apt-get -qq "${sandbox[@]}" download $wanted)
+  mv "$debs.partial" "$debs"
   exit
 fi
 echo "bootstrap ($profile): installing ${#missing[@]} packages: ${missing[*]}"
 refresh_lists
-if [ -d "$staging" ]; then
-  # What --download fetched: apt checks each file's hash before it uses it.
-  $SUDO find "$staging" -maxdepth 1 -name '*.deb' -exec mv -n -t /var/cache/apt/archives/ {} +
-  $SUDO rm -rf "$staging"
+if [ "$check" = --install-from ] && [ -d "$debs" ]; then
+  $SUDO find "$debs" -maxdepth 1 -name '*.deb' -exec mv -n -t /var/cache/apt/archives/ {} +
+  rm -rf "$debs"
 fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

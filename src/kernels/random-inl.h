@@ -100,7 +100,7 @@ class StreamFiller {
   // dependent multiplies; more spill registers on AVX2 (docs/design.md).
   // AVX-512's 32 registers hold four (c and d: the next group's counters).
   // Named, not arrays: SVE vectors cannot be array elements.
-#if HWY_ARCH_X86 && (HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL)
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   static constexpr size_t kStates = 4;
 #else
   static constexpr size_t kStates = 2;
@@ -120,6 +120,7 @@ class StreamFiller {
     uint32_t* out = words_ + (done_ / kCountersPerGroup) * kWordsPerGroup + done_ % kCountersPerGroup;
     if constexpr (kStates == 4) {
       // 8 u64 lanes: a and b are one group's 16 counters, c and d the next's.
+      HWY_DASSERT(2 * lanes64 == kCountersPerGroup);
       const uint64_t base_c = base_a + 2 * lanes64, base_d = base_a + 3 * lanes64;
       V c0 = hn::Add(iota, hn::Set(d64, base_c & 0xFFFFFFFFu)), c1 = hn::Set(d64, base_c >> 32);
       V d0 = hn::Add(iota, hn::Set(d64, base_d & 0xFFFFFFFFu)), d1 = hn::Set(d64, base_d >> 32);
@@ -199,8 +200,9 @@ HWY_INLINE void ExpandHalfWords(size_t groups, const uint32_t* HWY_RESTRICT word
 
 // One bit per element, bit e % 8 of byte e / 8: elements [first, first +
 // count) from bit k = e - first of `bits`. A byte that also holds elements
-// outside [owned_first, owned_end), the caller's range, may be written by
-// another thread's tile at the same time, and is updated atomically; one
+// outside [owned_first, owned_end), the caller's range (a channel row of a
+// tile), may be written by another call, on another thread, at the same
+// time, and is updated atomically; one
 // whose other elements are the caller's own (a neighbouring chunk's) is
 // updated in place. A locked update is a full fence that waits for the
 // streamed stores of y: with one at every chunk (tiles aligned in memory
