@@ -80,20 +80,25 @@ fresh = os.path.join(scratch, "fresh-data")
 os.makedirs(fresh)
 os.symlink(os.path.join(data, "package"), os.path.join(fresh, "package"))
 shutil.copy(os.path.join(data, "classifier-train8000.pt"), fresh)
-jobs = subprocess.run([leaky, "gan", "--data", "mnist", "--steps", "2", "--log-every", "1",
-                       "--seeds", "4", "--acts", "relu,prelu", "--width", "2", "--no-speed-check",
-                       "--samples", "100", "--jobs", "8", "--data-dir", fresh, "--out", scratch,
-                       "--name", "jobs"], capture_output=True, text=True, timeout=600)
-assert jobs.returncode == 0, jobs.stderr[-3000:]
-assert "gan: 8 worker(s)" in jobs.stderr, jobs.stderr[-3000:]
+
+
+def tiny_workers(name, seeds, acts, jobs, data_dir):
+    """A 2-step study of `seeds` x `acts` on `jobs` workers; its stderr."""
+    run = subprocess.run([leaky, "gan", "--data", "mnist", "--steps", "2", "--log-every", "1",
+                          "--seeds", str(seeds), "--acts", acts, "--width", "2", "--no-speed-check",
+                          "--samples", "100", "--jobs", str(jobs), "--data-dir", data_dir,
+                          "--out", scratch, "--name", name], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return run.stderr
+
+
+jobs = tiny_workers("jobs", 4, "relu,prelu", 8, fresh)
+assert "gan: 8 worker(s)" in jobs, jobs[-3000:]
 # More workers asked for than runs: one per run, and said so.
-capped = subprocess.run([leaky, "gan", "--data", "mnist", "--steps", "2", "--log-every", "1",
-                         "--seeds", "1", "--acts", "relu", "--width", "2", "--no-speed-check",
-                         "--samples", "100", "--jobs", "3", "--data-dir", data, "--out", scratch,
-                         "--name", "capped"], capture_output=True, text=True, timeout=600)
-assert capped.returncode == 0, capped.stderr[-3000:]
-assert "--jobs 3, but the study has 1 run(s): 1 worker(s)" in capped.stderr, capped.stderr[-3000:]
-assert "gan: 1 worker(s)" in capped.stderr, capped.stderr[-3000:]
+capped = tiny_workers("capped", 1, "relu", 3, data)
+assert "--jobs 3, but the study has 1 run(s): 1 worker(s)" in capped, capped[-3000:]
+assert "gan: 1 worker(s)" in capped, capped[-3000:]
 assert sorted(os.listdir(fresh)) == ["classifier-train8000.pt", "mnist.bin", "package"], os.listdir(fresh)
 print("gan mnist: classifier %.4f held out, floor %.2f, FCD %s" % (
     c["held_out_accuracy"], c["real_fcd_floor"], [round(v["final"]["fcd"], 1) for v in r["variants"]]))
