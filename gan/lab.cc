@@ -1,7 +1,6 @@
 #include "lab.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>

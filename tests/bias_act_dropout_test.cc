@@ -55,7 +55,6 @@ TEST(BiasActDropout, MaskBitsWhereTilesStartBetweenMaskBytes) {
   const auto x = RandomWithSpecials<float>(n, 21), b = RandomWithSpecials<float>(channels, 22);
   const leaky_bias_act_params params{LEAKY_ACT_LRELU, 0.2, std::sqrt(2.0), -1.0};
   const leaky_dropout_params dropout{0.4, 5, 77};
-  const uint32_t threshold = reference::dropout_threshold(dropout.p);
   std::vector<float> storage(n + 64);
   for (size_t misalign : {0, 1, 3, 4, 12}) {
     float* y = storage.data();
@@ -72,9 +71,8 @@ TEST(BiasActDropout, MaskBitsWhereTilesStartBetweenMaskBytes) {
       EXPECT_EQ(mask.back(), 0xA5) << misalign << " " << threads;
       size_t wrong = 0, first_wrong = n;
       for (size_t i = 0; i < n; ++i) {
-        const bool kept = reference::stream_half_word(dropout.seed, dropout.offset + i) >= threshold;
         const bool bit = (mask[1 + i / 8] >> (i % 8)) & 1;
-        if (bit != kept && wrong++ == 0) first_wrong = i;
+        if (bit != DropoutKept(dropout, i) && wrong++ == 0) first_wrong = i;
       }
       EXPECT_EQ(wrong, 0u) << "output misaligned by " << misalign << " floats, " << threads
                            << " thread(s): first wrong bit " << first_wrong;

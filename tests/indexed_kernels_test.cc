@@ -165,10 +165,6 @@ leaky_bias_act_params DropoutActFor(size_t n) {
 }
 double DropoutPFor(size_t n) { return n % 4 == 1 ? 0.0 : 0.3; }
 
-bool Kept(const leaky_dropout_params& d, size_t i) {
-  return reference::stream_half_word(d.seed, d.offset + i) >= reference::dropout_threshold(d.p);
-}
-
 template <class T>
 void bias_act_dropout_forward_sweep() {
   Sweep(true, [](const Case& c) {
@@ -192,7 +188,7 @@ void bias_act_dropout_forward_sweep() {
     for (size_t b = (n + 7) / 8; b < mask.size(); ++b) ASSERT_EQ(mask[b], 0xA5);
     const reference::ieee_environment ieee;
     for (size_t i = 0; i < n; ++i) {
-      const bool kept = Kept(dropout, i);
+      const bool kept = DropoutKept(dropout, i);
       ASSERT_EQ(((mask[i / 8] >> (i % 8)) & 1) != 0, kept)
           << Describe("bias_act_dropout_forward", c) << " mask bit " << i;
       const T ey = reference::bias_act_dropout_forward(x[i], bias[ChannelOf(l, i)], params, kept,
@@ -215,7 +211,7 @@ void bias_act_dropout_backward_sweep() {
     // The forward's mask, from the reference stream.
     std::vector<uint8_t> mask((n + 7) / 8, 0);
     for (size_t i = 0; i < n; ++i) {
-      if (Kept(dropout, i)) mask[i / 8] = static_cast<uint8_t>(mask[i / 8] | (1u << (i % 8)));
+      if (DropoutKept(dropout, i)) mask[i / 8] = static_cast<uint8_t>(mask[i / 8] | (1u << (i % 8)));
     }
     Guarded<T> dx(n);
     ASSERT_EQ(leaky_bias_act_dropout_backward(dtype_of<T>(), l.outer, l.channels, l.inner,
@@ -227,7 +223,7 @@ void bias_act_dropout_backward_sweep() {
     const reference::ieee_environment ieee;
     for (size_t i = 0; i < n; ++i) {
       const T edx = reference::bias_act_dropout_backward(dy[i], x[i], bias[ChannelOf(l, i)],
-                                                         params, Kept(dropout, i), dropout.p);
+                                                         params, DropoutKept(dropout, i), dropout.p);
       ASSERT_TRUE(SameOrBothNan(dx.data()[i], edx))
           << Describe("bias_act_dropout_backward", c) << " dx[" << i << "]";
     }

@@ -19,6 +19,7 @@
 #include "hwy/highway.h"
 #include "hwy/targets.h"
 #include "leaky/leaky.hpp"
+#include "leaky/reference.hpp"
 
 namespace leaky::test {
 
@@ -119,6 +120,12 @@ std::vector<T> RandomWithSpecials(size_t n, uint32_t seed) {
 }
 
 inline constexpr double kSlopes[] = {0.0, 0.01, 0.2, 0.3, 1.0, 1.5, -0.5};
+
+// Whether dropout keeps element i of a call: its stream half word against
+// the threshold, from the scalar references (leaky/reference.hpp).
+inline bool DropoutKept(const leaky_dropout_params& d, size_t i) {
+  return reference::stream_half_word(d.seed, d.offset + i) >= reference::dropout_threshold(d.p);
+}
 
 }  // namespace leaky::test
 
