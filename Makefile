@@ -25,27 +25,31 @@ bootstrap:
 
 build: bootstrap
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Release \
-	  -DLEAKY_BUILD_TESTS=ON -DLEAKY_BUILD_BENCH=ON
+	  -DLEAKY_BUILD_TESTS=ON -DLEAKY_BUILD_BENCH=ON -DLEAKY_SIMD_TARGETS=all
 	cmake --build $(BUILD) -j $(JOBS)
 
 # What the demo runs and nothing else: the demo profile's packages (no test
 # frameworks, peers, cross compilers, QEMU, OpenCL, Chromium, Slurm or
 # Node.js) and the CLI with the GAN lab (no tests, benchmarks or fuzz
-# targets). On a machine without the lab's packages (LibTorch and its ~300
-# dependencies), they install in the background while the core library and
-# the toolkit build (configured without the lab: their flags do not change
-# when it is added); apt's log goes to $(BUILD)/bootstrap-demo.log. Where
-# the core profile is missing too, the lab's packages are downloaded while
-# it installs (network against dpkg: 21 s and 23 s side by side in a bare
-# chroot). sudo asks for its password in the foreground, before the
-# background install. The build runs at the lowest priority, as dpkg is
-# what the lab's build waits for; it helps less than hoped, since dpkg and
-# its decompressor use both cores (in a bare chroot the 306 packages took
-# 1 min 23 s alone with their download, 2 min 38 s beside the build at the
-# same priority, 2 min 27 s beside it niced). `make
-# build` and `make test` turn the rest back on in the same folder.
+# targets), its kernels compiled for this machine's best SIMD target and
+# the portable baseline only (LEAKY_SIMD_TARGETS=native: the library and
+# the toolkit in 74 s of compiling instead of 103; `make build` and `make
+# test` compile every target in the same folder, and recompile only the
+# library's files). On a machine without the lab's packages (LibTorch and
+# its ~300 dependencies), they install in the background while the core
+# library and the toolkit build (configured without the lab: their flags do
+# not change when it is added); apt's log goes to
+# $(BUILD)/bootstrap-demo.log. Where the core profile is missing too, the
+# lab's packages are downloaded while it installs (network against dpkg:
+# 21 s and 23 s side by side in a bare chroot). sudo asks for its password
+# in the foreground, before the background install. The build runs at the
+# lowest priority, as dpkg is what the lab's build waits for, and without
+# ccache, which on a new machine only stores: in a bare chroot dpkg took
+# 51 s alone, 95 s beside the niced build with ccache (the build 63 s), 89 s
+# beside it without (the build 55 s); docs/design.md, "The demo's time".
+DEMO_CACHE = env CCACHE_DISABLE=1
 DEMO_CONFIGURE = cmake -S . -B $(BUILD) $(CMAKE_FLAGS) -DCMAKE_BUILD_TYPE=Release \
-  -DLEAKY_BUILD_TESTS=OFF -DLEAKY_BUILD_BENCH=OFF
+  -DLEAKY_BUILD_TESTS=OFF -DLEAKY_BUILD_BENCH=OFF -DLEAKY_SIMD_TARGETS=native
 demo-build:
 	@mkdir -p $(BUILD)
 	@if bash scripts/bootstrap.sh demo --check; then \
@@ -63,7 +67,7 @@ demo-build:
 	  bash scripts/bootstrap.sh demo --install-from $(BUILD)/debs > $(BUILD)/bootstrap-demo.log 2>&1 & packages=$$!; \
 	  built=0; \
 	  if $(DEMO_CONFIGURE) -DLEAKY_BUILD_PYTHON=OFF > $(BUILD)/configure.log 2>&1; then \
-	    nice -n 19 cmake --build $(BUILD) -j $(JOBS) --target leaky_objects leaky_toolkit && built=1; \
+	    $(DEMO_CACHE) nice -n 19 cmake --build $(BUILD) -j $(JOBS) --target leaky_objects leaky_toolkit && built=1; \
 	  else cat $(BUILD)/configure.log; fi; \
 	  echo "demo: 1/3 packages: waiting for the GAN lab's"; \
 	  if ! wait $$packages; then cat $(BUILD)/bootstrap-demo.log; exit 1; fi; \
@@ -72,7 +76,7 @@ demo-build:
 	@echo "demo: 2/3 building the leaky CLI with the GAN lab into $(BUILD)/"
 	@$(DEMO_CONFIGURE) -DLEAKY_BUILD_PYTHON=ON > $(BUILD)/configure.log 2>&1 \
 	  || { cat $(BUILD)/configure.log; exit 1; }
-	cmake --build $(BUILD) -j $(JOBS) --target leaky_cli
+	$(DEMO_CACHE) cmake --build $(BUILD) -j $(JOBS) --target leaky_cli
 
 # The GAN lab's default preset: MNIST, ReLU vs LeakyReLU(0.2) at
 # discriminator layers 2 and 4; writes runs/gan-demo/report.html (its
