@@ -62,6 +62,7 @@ enum class Mode {
   kRreluForward,           // training, no noise output
   kBiasActDropoutForward,  // f32 [outer, 64 channels, inner]: bias, LeakyReLU(0.2), gain, p = 0.1
   kQu8Forward,             // LeakyReLU(0.1) on qu8 (eight_bit.h): type "qu8", mode "fwd"
+  kQs8Forward,             // the same on qs8 (zero points shifted by 128): type "qs8", mode "fwd"
   kQu8Epilogue,            // the conv epilogue: int32 [1, 64 channels, inner] + bias, LeakyReLU,
                            // per-channel requantization to qu8: type "qu8", mode "epilogue"
 };
@@ -76,6 +77,7 @@ const char* ModeName(Mode m) {
     case Mode::kRreluForward: return "rrelu_fwd";
     case Mode::kBiasActDropoutForward: return "bias_act_dropout_fwd";
     case Mode::kQu8Forward: return "fwd";
+    case Mode::kQs8Forward: return "fwd";
     case Mode::kQu8Epilogue: return "epilogue";
   }
   return "?";
@@ -238,13 +240,17 @@ double SlopeFor(const Case& c) { return c.mode == Mode::kForwardInPlace ? kInPla
 using Runner = std::function<void()>;
 using Maker = std::function<Runner(const Case&, char*, char*, char*)>;
 
-// The element type's name and bytes: qu8 cases carry f32 buffers (random
-// bytes) and are named and counted as one byte per element.
+// The element type's name and bytes: qu8 and qs8 cases carry f32 buffers
+// (random bytes) and are named and counted as one byte per element.
 // The epilogue's cases carry f32 buffers too (int32 accumulators: random
 // bits) and write one byte per element.
-bool IsQu8(const Case& c) { return c.mode == Mode::kQu8Forward || c.mode == Mode::kQu8Epilogue; }
-const char* TypeName(const Case& c) { return IsQu8(c) ? "qu8" : DtypeName(c.dtype); }
-size_t ElementBytes(const Case& c) { return IsQu8(c) ? 1 : DtypeBytes(c.dtype); }
+bool IsEightBit(const Case& c) {
+  return c.mode == Mode::kQu8Forward || c.mode == Mode::kQs8Forward || c.mode == Mode::kQu8Epilogue;
+}
+const char* TypeName(const Case& c) {
+  return c.mode == Mode::kQs8Forward ? "qs8" : IsEightBit(c) ? "qu8" : DtypeName(c.dtype);
+}
+size_t ElementBytes(const Case& c) { return IsEightBit(c) ? 1 : DtypeBytes(c.dtype); }
 
 std::string Name(const Case& c) {
   return c.contender + "/" + TypeName(c) + "/" + ModeName(c.mode) + "/" +
@@ -282,10 +288,12 @@ Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int strea
   if (c.mode == Mode::kBackward) {
     return [=] { leaky_relu_backward(c.dtype, c.n, b, a, 0, dst, kSlope, &options); };
   }
-  if (c.mode == Mode::kQu8Forward) {
-    leaky_q8_params q = leaky_q8_params_init(LEAKY_QU8);
-    q.input = {kQu8InputScale, kQu8InputZero};
-    q.output = {kQu8OutputScale, kQu8OutputZero};
+  if (c.mode == Mode::kQu8Forward || c.mode == Mode::kQs8Forward) {
+    // qs8: the same real values as qu8's (each zero point 128 lower).
+    const bool qs8 = c.mode == Mode::kQs8Forward;
+    leaky_q8_params q = leaky_q8_params_init(qs8 ? LEAKY_QS8 : LEAKY_QU8);
+    q.input = {kQu8InputScale, kQu8InputZero - (qs8 ? 128 : 0)};
+    q.output = {kQu8OutputScale, kQu8OutputZero - (qs8 ? 128 : 0)};
     return [=] { leaky_q8_leaky_relu_forward(&q, c.n, a, dst, kQu8Slope, &options); };
   }
   if (c.mode == Mode::kQu8Epilogue) {
@@ -497,6 +505,13 @@ std::vector<Entry> AllBenchmarks(bool quick) {
       add(Case{"stream_copy", LEAKY_F32, Mode::kQu8Forward, n, threads}, contenders.back().make);
     }
   }
+  // qs8 LeakyReLU against the limit (Debian's XNNPACK has no qs8 LeakyReLU).
+  for (size_t n : {size_t{1} << 16, size_t{1} << 26}) {
+    for (int threads : thread_counts) {
+      add(Case{"leaky", LEAKY_F32, Mode::kQs8Forward, n, threads}, MakeLeaky);
+      add(Case{"stream_copy", LEAKY_F32, Mode::kQs8Forward, n, threads}, contenders.back().make);
+    }
+  }
   // The conv epilogue (int32 to qu8) against the limit of reading 4 bytes
   // and writing 1 per element.
   for (size_t n : {size_t{1} << 20, size_t{1} << 26}) {
@@ -541,6 +556,7 @@ std::vector<Entry> AllBenchmarks(bool quick) {
 std::string GroupOf(const Case& c) {
   const char* width = c.mode == Mode::kQu8Epilogue ? "qu8_epilogue"
                       : c.mode == Mode::kQu8Forward ? "qu8"
+                      : c.mode == Mode::kQs8Forward ? "qs8"
                       : c.dtype == LEAKY_F32  ? "f32"
                       : c.dtype == LEAKY_F64  ? "f64"
                                               : "f16+bf16";

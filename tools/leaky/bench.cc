@@ -83,6 +83,7 @@ constexpr Target kTargets[] = {
     {"qu8 forward at the memory limit", "qu8", "fwd", "64Mi", "each", "limit", 0.90},
     {"qu8 forward against XNNPACK", "qu8", "fwd", "64Mi", "each", "xnnpack", 1.15},
     {"qu8 forward in cache against XNNPACK", "qu8", "fwd", "64Ki", "each", "xnnpack", 1.15},
+    {"qs8 forward at the memory limit", "qs8", "fwd", "64Mi", "each", "limit", 0.90},
     {"int32 epilogue (bias + LeakyReLU + requantize) at the memory limit", "qu8", "epilogue",
      "64Mi", "each", "limit", 0.90},
 };
