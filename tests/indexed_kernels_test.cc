@@ -163,7 +163,16 @@ leaky_bias_act_params DropoutActFor(size_t n) {
   return {n % 3 == 0 ? LEAKY_ACT_RELU : LEAKY_ACT_LRELU, 0.2, std::sqrt(2.0),
           n % 2 == 0 ? 4.0 : -1.0};
 }
-double DropoutPFor(size_t n) { return n % 4 == 1 ? 0.0 : 0.3; }
+// p = 0 keeps every element; the thresholds at the top of the 16 bits:
+// 65535 keeps only the halves 0xFFFF, 65536 (p within 2^-16 of 1) none.
+double DropoutPFor(size_t n) {
+  switch (n % 8) {
+    case 1: case 5: return 0.0;
+    case 3: return 65535.0 / 65536.0;
+    case 7: return 1.0 - 0x1p-20;
+    default: return 0.3;
+  }
+}
 
 template <class T>
 void bias_act_dropout_forward_sweep() {

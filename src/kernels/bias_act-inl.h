@@ -117,8 +117,7 @@ struct bias_act_dropout_forward_op {
   static constexpr bool kBackward = false;  // sources: x (, bias)
   static constexpr bool kPositional = true;
   static constexpr bool kRandom = true;
-  static constexpr bool kHalfWords = true;  // 16 random bits per element
-  static constexpr bool kWritesMask = true;
+  static constexpr bool kKeepBits = true;  // from 16 random bits per element
   using D = typename Codec::D;
   BiasActMath<D> m;
   Splat<D> scale;
@@ -133,19 +132,19 @@ struct bias_act_dropout_forward_op {
         seed(p.op.bias_act.seed),
         offset(p.op.bias_act.offset),
         mask(static_cast<uint8_t*>(side.output)) {}
-  HWY_INLINE hn::Vec<D> Apply(D d, const uint32_t* words, size_t count, uint64_t* kept_bits,
-                              hn::Vec<D> x, hn::Vec<D> b) const {
-    const auto kept = WordsAtLeast(d, words, threshold);
-    *kept_bits = BitsFromMask(d, kept, count);
+  HWY_INLINE hn::Vec<D> Apply(D d, size_t count, uint64_t kept_bits, hn::Vec<D> x,
+                              hn::Vec<D> b) const {
+    const auto kept =
+        MaskFromBits(d, count >= 64 ? kept_bits : kept_bits & ((uint64_t{1} << count) - 1));
     return hn::Mul(m.Forward(d, x, b), hn::IfThenElseZero(kept, scale()));
   }
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t count,
-                                   uint64_t* kept_bits, hn::Vec<D> x) const {
-    return Apply(d, words, count, kept_bits, x, m.bias());
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, uint64_t, size_t count,
+                                   uint64_t kept_bits, hn::Vec<D> x) const {
+    return Apply(d, count, kept_bits, x, m.bias());
   }
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t count,
-                                   uint64_t* kept_bits, hn::Vec<D> x, hn::Vec<D> b) const {
-    return Apply(d, words, count, kept_bits, x, b);
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, uint64_t, size_t count,
+                                   uint64_t kept_bits, hn::Vec<D> x, hn::Vec<D> b) const {
+    return Apply(d, count, kept_bits, x, b);
   }
 };
 
@@ -155,8 +154,7 @@ struct bias_act_dropout_backward_op {
   static constexpr bool kBackward = true;  // sources: dy, x (, bias)
   static constexpr bool kPositional = true;
   static constexpr bool kRandom = false;
-  static constexpr bool kHalfWords = false;
-  static constexpr bool kWritesMask = false;
+  static constexpr bool kKeepBits = false;
   using D = typename Codec::D;
   BiasActMath<D> m;
   Splat<D> scale;
@@ -170,11 +168,11 @@ struct bias_act_dropout_backward_op {
     const auto kept = MaskFromBits(d, LoadBits(mask, e, count));
     return m.Backward(d, hn::Mul(dy, hn::IfThenElseZero(kept, scale())), x, b);
   }
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, uint64_t e, size_t count, uint64_t*,
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, uint64_t e, size_t count, uint64_t,
                                    hn::Vec<D> dy, hn::Vec<D> x) const {
     return Apply(d, e, count, dy, x, m.bias());
   }
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, uint64_t e, size_t count, uint64_t*,
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t*, uint64_t e, size_t count, uint64_t,
                                    hn::Vec<D> dy, hn::Vec<D> x, hn::Vec<D> b) const {
     return Apply(d, e, count, dy, x, b);
   }

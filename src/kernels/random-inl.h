@@ -175,20 +175,52 @@ struct ChunkGroups {
         groups(static_cast<size_t>((first + count - 1) / positions_per_group - first_group + 1)) {}
 };
 
-// Expands the half words of `groups` whole groups into one u32 each, in
-// position order.
-HWY_INLINE void ExpandHalfWords(size_t groups, const uint32_t* HWY_RESTRICT words,
-                                uint32_t* HWY_RESTRICT out) {
-  const hn::ScalableTag<uint32_t> du;
-  const size_t lanes = hn::Lanes(du);
-  const auto low16 = hn::Set(du, 0xFFFFu);
-  for (size_t g = 0; g < groups; ++g) {
-    for (size_t e = 0; e < kWordsPerGroup; e += lanes) {
-      const auto w = hn::LoadU(du, words + g * kWordsPerGroup + e);
-      hn::StoreU(hn::And(w, low16), du, out + g * kHalfWordsPerGroup + e);
-      hn::StoreU(hn::ShiftRight<16>(w), du, out + g * kHalfWordsPerGroup + kWordsPerGroup + e);
-    }
+// The keep bits of `groups` whole groups, in position order: bit i of
+// out[2 g] is position i of group g (the low half of its word i), bit i of
+// out[2 g + 1] position 64 + i (the high half); a position is kept when
+// its 16 bits are >= threshold. Straight from the words, in registers:
+// expanding the halves to words in memory and comparing them a vector of
+// elements at a time cost more than the rest of the op did (docs/design.md).
+HWY_INLINE void GroupKeepBits(size_t groups, const uint32_t* HWY_RESTRICT words,
+                              uint32_t threshold, uint64_t* HWY_RESTRICT out) {
+  if (threshold > 0xFFFFu) {  // p within 2^-16 of 1: nothing is kept
+    for (size_t g = 0; g < 2 * groups; ++g) out[g] = 0;
+    return;
   }
+#if HWY_TARGET == HWY_SCALAR
+  for (size_t g = 0; g < groups; ++g) {
+    uint64_t low = 0, high = 0;
+    for (size_t i = 0; i < kWordsPerGroup; ++i) {
+      const uint32_t w = words[g * kWordsPerGroup + i];
+      low |= uint64_t{(w & 0xFFFFu) >= threshold} << i;
+      high |= uint64_t{(w >> 16) >= threshold} << i;
+    }
+    out[2 * g] = low;
+    out[2 * g + 1] = high;
+  }
+#else
+  // n16 halves per compare (8 to 64 lanes: whole bytes of mask bits): the
+  // even u16 lanes of n16 words are their low halves, the odd their high.
+  const hn::CappedTag<uint16_t, kWordsPerGroup> d16;
+  const hn::Repartition<uint32_t, decltype(d16)> d32;
+  const size_t n16 = hn::Lanes(d16);
+  const auto t = hn::Set(d16, static_cast<uint16_t>(threshold));
+  const auto zero = hn::Zero(d16);
+  for (size_t g = 0; g < groups; ++g) {
+    uint8_t bytes[16];
+    const uint32_t* w = words + g * kWordsPerGroup;
+    for (size_t q = 0; q < kWordsPerGroup; q += n16) {
+      const auto v0 = hn::BitCast(d16, hn::LoadU(d32, w + q));
+      const auto v1 = hn::BitCast(d16, hn::LoadU(d32, w + q + n16 / 2));
+      // half >= t exactly when t - half saturates to 0.
+      const auto kept_low = hn::Eq(hn::SaturatedSub(t, hn::ConcatEven(d16, v1, v0)), zero);
+      const auto kept_high = hn::Eq(hn::SaturatedSub(t, hn::ConcatOdd(d16, v1, v0)), zero);
+      hn::StoreMaskBits(d16, kept_low, bytes + q / 8);
+      hn::StoreMaskBits(d16, kept_high, bytes + 8 + q / 8);
+    }
+    std::memcpy(out + 2 * g, bytes, sizeof(bytes));  // little-endian
+  }
+#endif
 }
 
 // One bit per element, bit e % 8 of byte e / 8: elements [first, first +
@@ -257,15 +289,6 @@ HWY_INLINE hn::Mask<D> MaskFromBits(D d, uint64_t bits) {
   return hn::LoadMaskBits(d, bytes);
 }
 
-template <class D>
-HWY_INLINE uint64_t BitsFromMask(D d, hn::Mask<D> m, size_t count) {
-  uint8_t bytes[8] = {};
-  hn::StoreMaskBits(d, m, bytes);
-  uint64_t bits;
-  std::memcpy(&bits, bytes, sizeof(bits));
-  return count >= 64 ? bits : bits & ((uint64_t{1} << count) - 1);
-}
-
 // The words of the lanes of d (compute type f32 or f64) as uniform values,
 // exactly: f32 keeps the top 24 bits, f64 all 32.
 template <class D>
@@ -286,40 +309,23 @@ HWY_INLINE hn::Vec<D> UniformFromWords(D d, const uint32_t* words) {
   }
 }
 
-// words >= threshold, lane by lane, as a mask over the lanes of d.
-template <class D>
-HWY_INLINE hn::Mask<D> WordsAtLeast(D d, const uint32_t* words, uint32_t threshold) {
-  using T = hn::TFromD<D>;
-  if constexpr (sizeof(T) == 4) {
-    // Unsigned compare as signed, both sides with the top bit flipped.
-    const hn::RebindToSigned<D> di;
-    const hn::RebindToUnsigned<D> du;
-    const auto flip = hn::Set(du, 0x80000000u);
-    const auto w = hn::BitCast(di, hn::Xor(hn::LoadU(du, words), flip));
-    const auto t = hn::BitCast(di, hn::Set(du, threshold ^ 0x80000000u));
-    return hn::RebindMask(d, hn::Not(hn::Lt(w, t)));
-  } else {
-    // f64 holds every u32 exactly.
-    const hn::Vec<D> w = hn::Mul(UniformFromWords(d, words), hn::Set(d, 4294967296.0));
-    return hn::Ge(w, hn::Set(d, static_cast<double>(threshold)));
-  }
-}
-
 // dst[i] = op(d, ...) for the n elements whose absolute indices are
 // [index, index + n), in chunks. Op provides:
 //   kRandom: whether it needs stream words (then seed and offset members);
-//   kHalfWords: 16 random bits per element (ExpandHalfWords), not 32;
-//   kWritesMask: whether it reports one bit per element for `op.mask`;
+//   kKeepBits: whether it draws a keep bit per element from 16 random bits
+//     (then a threshold member, and a mask member the bits are written to):
+//     the loop computes the bits (GroupKeepBits) and hands each vector its
+//     own; words are then null;
 //   op(d, words, e, count, kept, sources...): the vector of elements
 //     [e, e + count) (absolute indices), count == Lanes(d) except at the
-//     end; `words` are their stream words (null when !kRandom); the op sets
-//     *kept to their mask bits when kWritesMask.
+//     end; `words` are their stream words (null when !kRandom or kKeepBits),
+//     `kept` their keep bits (the low `count` bits) when kKeepBits.
 // The next chunk's Philox runs a batch at a time inside this chunk's loop
 // (every 64 elements), so its arithmetic overlaps this chunk's loads and
 // stores (a small gain, docs/design.md: the loop is compute-bound, so the
 // two mostly add up anyway).
-// The mask bits gather in a local word (a member would round-trip through
-// memory every vector) and go out a chunk at a time.
+// The keep bits of a chunk are computed before its loop and go out to the
+// mask after it.
 // With `stream`, vector-aligned whole vectors go out as non-temporal stores.
 template <class Codec, class Op, class... Sources>
 HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::Storage* dst,
@@ -329,14 +335,15 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
   const size_t lanes = hn::Lanes(d);
   const size_t vector_bytes = lanes * sizeof(Storage);
   stream = stream && Codec::kCanStream;
-  constexpr size_t kPositionsPerGroup = Op::kHalfWords ? kHalfWordsPerGroup : kWordsPerGroup;
+  constexpr size_t kPositionsPerGroup = Op::kKeepBits ? kHalfWordsPerGroup : kWordsPerGroup;
   // Two chunks' words (this one's, the next one's): whole groups around a
   // chunk, plus a partial last batch of counters.
   alignas(64) uint32_t words[2][kPositionalChunk + 5 * kWordsPerGroup];
-  // Half words: at most 3 groups of 128 cover a chunk.
-  alignas(64) uint32_t half_words[3 * kHalfWordsPerGroup];
-  // Zeroed once: StoreBits reads one word past a chunk's last bit.
-  uint64_t bits[kPositionalChunk / 64 + 1] = {};
+  // Keep bits: those of the (at most 3) groups of 128 positions that cover
+  // a chunk, plus a zero word, and the chunk's own from its first element
+  // (StoreBits reads one word past a chunk's last bit). Zeroed once: bits
+  // past a chunk's end are never stored.
+  uint64_t group_bits[2 * 3 + 1] = {}, bits[kPositionalChunk / 64 + 1] = {};
   StreamFiller filler;
   size_t steps_per_block = 0;  // filler batches per 64 elements
   // Starts the words of the chunk at element i into words[slot].
@@ -361,28 +368,30 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
     if constexpr (Op::kRandom) {
       const ChunkGroups g(op.offset + first, count, kPositionsPerGroup);
       const uint64_t skip = op.offset + first - g.first_group * kPositionsPerGroup;
-      if constexpr (Op::kHalfWords) {
-        ExpandHalfWords(g.groups, words[slot], half_words);
-        w = half_words + skip;
+      if constexpr (Op::kKeepBits) {
+        GroupKeepBits(g.groups, words[slot], op.threshold, group_bits);
+        // The chunk's bits from bit `skip` on (skip < 128).
+        const uint64_t* from = group_bits + skip / 64;
+        const unsigned shift = static_cast<unsigned>(skip % 64);
+        for (size_t b = 0; b <= (count - 1) / 64; ++b) {
+          bits[b] = shift == 0 ? from[b] : (from[b] >> shift) | (from[b + 1] << (64 - shift));
+        }
       } else {
         w = words[slot] + skip;
       }
       if (i + kPositionalChunk < n) start_chunk(i + kPositionalChunk, slot ^ 1);
     }
-    uint64_t word = 0, kept = 0;
+    // Vector j's keep bits (j is a multiple of Lanes(d), which divides 64:
+    // no vector crosses a word).
+    const auto kept = [&](size_t j) -> uint64_t {
+      if constexpr (Op::kKeepBits) return bits[j / 64] >> (j % 64);
+      return 0;
+    };
     size_t j = 0;
     for (; j + lanes <= count; j += lanes) {
       Storage* out = dst + i + j;
-      const auto v = op(d, Op::kRandom ? w + j : nullptr, first + j, lanes, &kept,
+      const auto v = op(d, w == nullptr ? nullptr : w + j, first + j, lanes, kept(j),
                         Codec::Load(d, srcs + i + j)...);
-      if constexpr (Op::kWritesMask) {
-        // j is a multiple of Lanes(d), which divides 64: no vector crosses a word.
-        word |= kept << (j % 64);
-        if ((j + lanes) % 64 == 0) {
-          bits[j / 64] = word;
-          word = 0;
-        }
-      }
       if constexpr (Op::kRandom) {
         if ((j + lanes) % 64 == 0) {
           for (size_t step = 0; step < steps_per_block; ++step) filler.Step();
@@ -397,16 +406,12 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
     if (j < count) {
       const size_t rest = count - j;
       StorePartial<Codec>(d,
-                          op(d, Op::kRandom ? w + j : nullptr, first + j, rest, &kept,
+                          op(d, w == nullptr ? nullptr : w + j, first + j, rest, kept(j),
                              LoadPartial<Codec>(d, rest, srcs + i + j)...),
                           rest, dst + i + j);
-      if constexpr (Op::kWritesMask) word |= (kept & ((uint64_t{1} << rest) - 1)) << (j % 64);
     }
     if constexpr (Op::kRandom) filler.Finish();
-    if constexpr (Op::kWritesMask) {
-      if (count % 64 != 0) bits[count / 64] = word;  // the last, incomplete word
-      StoreBits(bits, first, count, index, index + n, op.mask);
-    }
+    if constexpr (Op::kKeepBits) StoreBits(bits, first, count, index, index + n, op.mask);
   }
   // Non-temporal stores are weakly ordered: fence before the tile is done.
   if (stream) hwy::FlushStream();

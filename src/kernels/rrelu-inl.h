@@ -24,8 +24,7 @@ template <class D>
 struct RreluSlopes {
   static constexpr bool kPositional = true;
   static constexpr bool kRandom = true;
-  static constexpr bool kHalfWords = false;
-  static constexpr bool kWritesMask = false;
+  static constexpr bool kKeepBits = false;
   static constexpr bool kFlat = true;
   using T = hn::TFromD<D>;
   uint64_t seed, offset;
@@ -51,7 +50,7 @@ struct rrelu_forward_op : RreluSlopes<typename Codec::D> {
   rrelu_forward_op(const kernels::Params& p, double, const kernels::SideArrays& side)
       : RreluSlopes<D>(p), noise(static_cast<Storage*>(side.output)) {}
   HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t e, size_t count,
-                                   uint64_t*, hn::Vec<D> x) const {
+                                   uint64_t, hn::Vec<D> x) const {
     const hn::Vec<D> r = this->At(d, words);
     const auto negative = hn::Le(x, hn::Zero(d));
     if (noise != nullptr) {
@@ -70,7 +69,7 @@ struct rrelu_backward_op : RreluSlopes<typename Codec::D> {
   using D = typename Codec::D;
   rrelu_backward_op(const kernels::Params& p, double, const kernels::SideArrays&)
       : RreluSlopes<D>(p) {}
-  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t, uint64_t*,
+  HWY_INLINE hn::Vec<D> operator()(D d, const uint32_t* words, uint64_t, size_t, uint64_t,
                                    hn::Vec<D> dy, hn::Vec<D> x) const {
     return hn::IfThenElse(hn::Le(x, hn::Zero(d)), hn::Mul(dy, this->At(d, words)), dy);
   }
