@@ -44,6 +44,36 @@ TEST(BiasActDropout, MaskIsTheSameForEveryThreadCountAndKeepsOneMinusP) {
   EXPECT_NEAR(static_cast<double>(kept), expected, 5 * std::sqrt(expected * 0.3));
 }
 
+// The highest threshold that keeps anything, 65535 (p = 65535/65536):
+// only the 16-bit halves 0xFFFF are kept, about one element in 65536, so
+// a compare that is off by one at the top (> for >=, a signed 16-bit
+// compare, a threshold cut to 16 bits) keeps none or all. Half a million
+// elements from an odd offset, every target, bit by bit against the stream.
+TEST(BiasActDropout, TheTopThresholdKeepsOnlyTheAllOnesHalves) {
+  const size_t n = size_t{1} << 19;
+  const std::vector<float> x(n, 1.0f);
+  const leaky_bias_act_params params{LEAKY_ACT_LRELU, 0.2, 1.0, -1.0};
+  const leaky_dropout_params dropout{65535.0 / 65536.0, 2024, 1000003};
+  size_t expected = 0;
+  for (size_t i = 0; i < n; ++i) expected += DropoutKept(dropout, i);
+  ASSERT_GE(expected, 2u) << "the stream keeps too few elements here to test anything";
+  ForEachTarget([&](const std::string&) {
+    const leaky_options options{2, -1};
+    std::vector<float> y(n);
+    std::vector<uint8_t> mask((n + 7) / 8);
+    ASSERT_EQ(leaky_bias_act_dropout_forward(LEAKY_F32, 1, 1, n, x.data(), nullptr, y.data(),
+                                             mask.data(), &params, &dropout, &options),
+              LEAKY_OK);
+    size_t kept = 0, wrong = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool bit = (mask[i / 8] >> (i % 8)) & 1;
+      kept += bit;
+      wrong += bit != DropoutKept(dropout, i);
+    }
+    EXPECT_EQ(wrong, 0u) << kept << " kept, " << expected << " expected";
+  });
+}
+
 // An output that is not 64-byte aligned (a std::vector's 16 bytes, a
 // NumPy array's) shifts the plan's tiles to memory lines, so tiles and the
 // chunks inside them start between mask bytes: the bytes they share are

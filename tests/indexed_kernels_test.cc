@@ -165,11 +165,13 @@ leaky_bias_act_params DropoutActFor(size_t n) {
 }
 // p = 0 keeps every element; the thresholds at the top of the 16 bits:
 // 65535 keeps only the halves 0xFFFF, 65536 (p within 2^-16 of 1) none.
+// By n / 4, so that every p meets every thread count (n % 4 + 1) and both
+// parities of n.
 double DropoutPFor(size_t n) {
-  switch (n % 8) {
-    case 1: case 5: return 0.0;
+  switch (n / 4 % 8) {
+    case 1: return 0.0;
     case 3: return 65535.0 / 65536.0;
-    case 7: return 1.0 - 0x1p-20;
+    case 6: return 1.0 - 0x1p-20;
     default: return 0.3;
   }
 }

@@ -180,7 +180,7 @@ struct ChunkGroups {
 // out[2 g + 1] position 64 + i (the high half); a position is kept when
 // its 16 bits are >= threshold. Straight from the words, in registers:
 // expanding the halves to words in memory and comparing them a vector of
-// elements at a time cost more than the rest of the op did (docs/design.md).
+// elements at a time cost about a tenth of the op (docs/design.md).
 HWY_INLINE void GroupKeepBits(size_t groups, const uint32_t* HWY_RESTRICT words,
                               uint32_t threshold, uint64_t* HWY_RESTRICT out) {
   if (threshold > 0xFFFFu) {  // p within 2^-16 of 1: nothing is kept
@@ -207,7 +207,8 @@ HWY_INLINE void GroupKeepBits(size_t groups, const uint32_t* HWY_RESTRICT words,
   const auto t = hn::Set(d16, static_cast<uint16_t>(threshold));
   const auto zero = hn::Zero(d16);
   for (size_t g = 0; g < groups; ++g) {
-    uint8_t bytes[16];
+    // 16 bytes of bits; StoreMaskBits may write up to 8 at each offset.
+    uint8_t bytes[16 + 8];
     const uint32_t* w = words + g * kWordsPerGroup;
     for (size_t q = 0; q < kWordsPerGroup; q += n16) {
       const auto v0 = hn::BitCast(d16, hn::LoadU(d32, w + q));
@@ -218,7 +219,7 @@ HWY_INLINE void GroupKeepBits(size_t groups, const uint32_t* HWY_RESTRICT words,
       hn::StoreMaskBits(d16, kept_low, bytes + q / 8);
       hn::StoreMaskBits(d16, kept_high, bytes + 8 + q / 8);
     }
-    std::memcpy(out + 2 * g, bytes, sizeof(bytes));  // little-endian
+    std::memcpy(out + 2 * g, bytes, 16);  // little-endian
   }
 #endif
 }
@@ -319,7 +320,8 @@ HWY_INLINE hn::Vec<D> UniformFromWords(D d, const uint32_t* words) {
 //   op(d, words, e, count, kept, sources...): the vector of elements
 //     [e, e + count) (absolute indices), count == Lanes(d) except at the
 //     end; `words` are their stream words (null when !kRandom or kKeepBits),
-//     `kept` their keep bits (the low `count` bits) when kKeepBits.
+//     `kept` holds their keep bits in its low `count` bits when kKeepBits
+//     (the bits above are not theirs: the op masks them off).
 // The next chunk's Philox runs a batch at a time inside this chunk's loop
 // (every 64 elements), so its arithmetic overlaps this chunk's loads and
 // stores (a small gain, docs/design.md: the loop is compute-bound, so the
@@ -340,10 +342,10 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
   // chunk, plus a partial last batch of counters.
   alignas(64) uint32_t words[2][kPositionalChunk + 5 * kWordsPerGroup];
   // Keep bits: those of the (at most 3) groups of 128 positions that cover
-  // a chunk, plus a zero word, and the chunk's own from its first element
-  // (StoreBits reads one word past a chunk's last bit). Zeroed once: bits
-  // past a chunk's end are never stored.
-  uint64_t group_bits[2 * 3 + 1] = {}, bits[kPositionalChunk / 64 + 1] = {};
+  // a chunk, and the chunk's own from its first element (StoreBits reads
+  // one word past a chunk's last bit). Zeroed once: bits past a chunk's end
+  // (stale, from an earlier chunk) are never stored.
+  uint64_t group_bits[2 * 3] = {}, bits[kPositionalChunk / 64 + 1] = {};
   StreamFiller filler;
   size_t steps_per_block = 0;  // filler batches per 64 elements
   // Starts the words of the chunk at element i into words[slot].
@@ -370,7 +372,8 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
       const uint64_t skip = op.offset + first - g.first_group * kPositionsPerGroup;
       if constexpr (Op::kKeepBits) {
         GroupKeepBits(g.groups, words[slot], op.threshold, group_bits);
-        // The chunk's bits from bit `skip` on (skip < 128).
+        // The chunk's bits from bit `skip` on (skip < 128, so the word read
+        // last is at most group_bits[1 + 3 + 1]).
         const uint64_t* from = group_bits + skip / 64;
         const unsigned shift = static_cast<unsigned>(skip % 64);
         for (size_t b = 0; b <= (count - 1) / 64; ++b) {
