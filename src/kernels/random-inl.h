@@ -338,6 +338,8 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
   const size_t vector_bytes = lanes * sizeof(Storage);
   stream = stream && Codec::kCanStream;
   constexpr size_t kPositionsPerGroup = Op::kKeepBits ? kHalfWordsPerGroup : kWordsPerGroup;
+  // Whether the op reads stream words itself (else it gets null).
+  constexpr bool kWords = Op::kRandom && !Op::kKeepBits;
   // Two chunks' words (this one's, the next one's): whole groups around a
   // chunk, plus a partial last batch of counters.
   alignas(64) uint32_t words[2][kPositionalChunk + 5 * kWordsPerGroup];
@@ -393,7 +395,7 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
     size_t j = 0;
     for (; j + lanes <= count; j += lanes) {
       Storage* out = dst + i + j;
-      const auto v = op(d, w == nullptr ? nullptr : w + j, first + j, lanes, kept(j),
+      const auto v = op(d, kWords ? w + j : nullptr, first + j, lanes, kept(j),
                         Codec::Load(d, srcs + i + j)...);
       if constexpr (Op::kRandom) {
         if ((j + lanes) % 64 == 0) {
@@ -409,7 +411,7 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
     if (j < count) {
       const size_t rest = count - j;
       StorePartial<Codec>(d,
-                          op(d, w == nullptr ? nullptr : w + j, first + j, rest, kept(j),
+                          op(d, kWords ? w + j : nullptr, first + j, rest, kept(j),
                              LoadPartial<Codec>(d, rest, srcs + i + j)...),
                           rest, dst + i + j);
     }
