@@ -9,7 +9,9 @@
 // block and drift between blocks on a shared machine became a ratio:
 // benchmarks that share buffers (a group: one element count, one storage
 // width) run in rounds, A B C A B C ..., each sample preceded by a pause
-// until every other thread of the process sleeps and by one untimed call.
+// until every other thread of the process sleeps and by one untimed call;
+// the rounds are split into passes over all groups, so a benchmark's
+// samples come from the whole run, not from one stretch of it.
 // The JSON holds every round's sample; `leaky bench` turns it into medians,
 // spreads, paired ratios and verdicts.
 #include <dirent.h>
@@ -672,10 +674,18 @@ struct Settings {
   bool list = false;
   bool quick = false;
   std::string filter;
-  int rounds = 11;
+  int rounds = 15;
+  int passes = 3;  // over all groups, each taking its share of the rounds
   double min_time = 0.1;  // timed seconds per benchmark, over all its rounds
   std::string out;
 };
+
+// A contender whose call takes longer than this (oneDNN's PReLU at 64 Mi:
+// 1.2-2.2 s, a third of a whole run at 11 rounds) is sampled in the first
+// kSlowRounds rounds only: the fewest that `leaky bench` gives a verdict
+// from (kMinRoundsForVerdict), enough for a ratio far from its target.
+constexpr double kSlowCallSeconds = 0.25;
+constexpr size_t kSlowRounds = 5;
 
 struct Contestant {
   const Entry* entry;
@@ -685,6 +695,9 @@ struct Contestant {
   std::vector<double> seconds;  // per call, one per round
   std::vector<double> pauses_us;
   int capped = 0;
+  bool slow = false;  // sampled in the first kSlowRounds rounds only
+
+  bool Done() const { return slow && seconds.size() >= kSlowRounds; }
 };
 
 double Median(std::vector<double> v) {
@@ -712,15 +725,22 @@ void Sample(Contestant& x) {
                       static_cast<double>(x.reps));
 }
 
-// Runs one group: makes every contender, warms it and sizes its timed batch,
-// then the rounds. Within a round each case's contenders run side by side,
-// starting one further on each round so no contender always follows the same
-// one.
-std::vector<Contestant> RunGroup(const std::vector<const Entry*>& entries, const Settings& settings) {
+// Every benchmark's samples so far, over the passes.
+using Samples = std::map<const Entry*, Contestant>;
+
+// Runs one group's rounds [first, end) into `samples`: makes every contender
+// still to be sampled, warms it and sizes its timed batch, then the rounds.
+// Within a round each case's contenders run side by side, starting one
+// further on each round so no contender always follows the same one.
+void RunGroup(const std::vector<const Entry*>& entries, const Settings& settings, int first, int end,
+              Samples& samples) {
   ClearBuffers();
   std::vector<Contestant> group;
   for (const Entry* e : entries) {
+    const auto so_far = samples.find(e);
+    if (so_far != samples.end() && (!so_far->second.error.empty() || so_far->second.Done())) continue;
     Contestant x{e, nullptr, "", 1, {}, {}, 0};
+    if (so_far != samples.end()) x = std::move(so_far->second);
     const Case& c = e->c;
     try {
       // In-place cases get their own input buffer (seed 4): they rewrite it.
@@ -750,6 +770,7 @@ std::vector<Contestant> RunGroup(const std::vector<const Entry*>& entries, const
         elapsed = std::chrono::duration<double>(Clock::now() - start).count();
       } while (elapsed < per_sample && calls < 1000000);
       x.reps = std::clamp(std::lround(per_sample / (elapsed / static_cast<double>(calls))), 1L, 1000000L);
+      x.slow = x.slow || elapsed / static_cast<double>(calls) > kSlowCallSeconds;
       x.seconds.reserve(static_cast<size_t>(settings.rounds));
     }
     group.push_back(std::move(x));
@@ -765,16 +786,19 @@ std::vector<Contestant> RunGroup(const std::vector<const Entry*>& entries, const
     if (added) cases.emplace_back();
     cases[it->second].push_back(&x);
   }
-  for (int round = 0; round < settings.rounds; ++round) {
+  for (int round = first; round < end; ++round) {
     for (std::vector<Contestant*>& contenders : cases) {
       for (size_t i = 0; i < contenders.size(); ++i) {
-        Sample(*contenders[(i + static_cast<size_t>(round)) % contenders.size()]);
+        Contestant& x = *contenders[(i + static_cast<size_t>(round)) % contenders.size()];
+        if (!x.Done()) Sample(x);
       }
     }
   }
-  for (Contestant& x : group) x.run = nullptr;  // before the buffers go
+  for (Contestant& x : group) {
+    x.run = nullptr;  // before the buffers go
+    samples[x.entry] = std::move(x);
+  }
   ClearBuffers();
-  return group;
 }
 
 std::string Now() {
@@ -833,12 +857,23 @@ int Run(const Settings& settings) {
   const CpuTimes run_start = ReadCpuTimes();
   std::printf("%-44s %6s %12s %8s %8s %10s\n", "benchmark (rounds interleaved per group)", "reps",
               "median us", "IQR %", "GB/s", "pause us");
+  Samples samples;
+  const int passes = std::min(settings.passes, settings.rounds);
+  for (int pass = 0; pass < passes; ++pass) {
+    const int first = settings.rounds * pass / passes, end = settings.rounds * (pass + 1) / passes;
+    for (const std::string& name : group_order) {
+      const Clock::time_point start = Clock::now();
+      RunGroup(groups[name], settings, first, end, samples);
+      std::fprintf(stderr, "leaky-bench: pass %d of %d, group %s, %zu benchmarks x %d rounds: %.1f s\n",
+                   pass + 1, passes, name.c_str(), groups[name].size(), end - first,
+                   std::chrono::duration<double>(Clock::now() - start).count());
+    }
+  }
   nlohmann::json benchmarks = nlohmann::json::array();
   for (const std::string& name : group_order) {
-    const Clock::time_point start = Clock::now();
-    const std::vector<Contestant> results = RunGroup(groups[name], settings);
-    for (const Contestant& x : results) {
-      const Case& c = x.entry->c;
+    for (const Entry* e : groups[name]) {
+      const Contestant& x = samples.at(e);
+      const Case& c = e->c;
       nlohmann::json row = {{"name", Name(c)},
                             {"group", name},
                             {"contender", c.contender},
@@ -865,11 +900,8 @@ int Run(const Settings& settings) {
       }
       benchmarks.push_back(std::move(row));
     }
-    std::fflush(stdout);
-    std::fprintf(stderr, "leaky-bench: group %s, %zu benchmarks x %d rounds: %.1f s\n", name.c_str(),
-                 results.size(), settings.rounds,
-                 std::chrono::duration<double>(Clock::now() - start).count());
   }
+  std::fflush(stdout);
   const CpuTimes run_end = ReadCpuTimes();
   nlohmann::json raw = {
       {"format", "leaky-bench-rounds-1"},
@@ -879,6 +911,7 @@ int Run(const Settings& settings) {
         {"leaky_simd_target", leaky_simd_target()},
         {"cpus", AllThreads()},
         {"rounds", settings.rounds},
+        {"passes", passes},
         {"min_time", settings.min_time},
         {"pause_floor_us", kPauseFloor.count()},
         {"pause_cap_us", std::chrono::duration_cast<std::chrono::microseconds>(kPauseCap).count()}}},
@@ -897,12 +930,13 @@ int Run(const Settings& settings) {
 }
 
 constexpr const char* kUsage =
-    "usage: leaky-bench [--list] [--quick] [--filter=REGEX] [--rounds=N] [--min-time=SECONDS]\n"
-    "                   --out=FILE\n"
+    "usage: leaky-bench [--list] [--quick] [--filter=REGEX] [--rounds=N] [--passes=N]\n"
+    "                   [--min-time=SECONDS] --out=FILE\n"
     "  --list        print the benchmark names (contender/dtype/mode/elements/threads)\n"
     "  --quick       only 4Ki, 1Mi and 64Mi elements\n"
     "  --filter      a regular expression searched in the names\n"
-    "  --rounds      samples per benchmark, the group's benchmarks interleaved (default 11)\n"
+    "  --rounds      samples per benchmark, the group's benchmarks interleaved (default 15)\n"
+    "  --passes      runs over all groups that share the rounds out (default 3)\n"
     "  --min-time    timed seconds per benchmark, over all its rounds (default 0.1)\n"
     "  --out         the JSON of every sample (`leaky bench` reads it)\n";
 
@@ -935,6 +969,14 @@ int main(int argc, char** argv) {
         return 2;
       }
       settings.rounds = static_cast<int>(rounds);
+    } else if (flag == "--passes" && equals != std::string::npos) {
+      const long passes = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || passes < 1 || passes > 100) {
+        std::fprintf(stderr, "leaky-bench: --passes must be a whole number from 1 to 100, not '%s'\n",
+                     value.c_str());
+        return 2;
+      }
+      settings.passes = static_cast<int>(passes);
     } else if (flag == "--min-time" && equals != std::string::npos) {
       const double seconds = std::strtod(value.c_str(), &end);
       if (value.empty() || *end != '\0' || !std::isfinite(seconds) || seconds < 0 || seconds > 3600) {

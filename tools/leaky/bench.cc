@@ -108,7 +108,8 @@ struct Settings {
   std::string out_dir = "runs/bench";
   std::string filter;
   double min_time = 0.1;
-  int rounds = 11;
+  int rounds = 15;
+  int passes = 3;
   bool quick = false;
   bool targets = false;
   std::string bench_binary;
@@ -158,12 +159,16 @@ Spread Summarize(std::vector<double> values) {
 }
 
 // a's speed over b's: per round where both ran in one group (the rounds'
-// drift cancels), else over every pair of samples.
+// drift cancels), else over every pair of samples. Sample i of a group is
+// round i for each of its benchmarks, a slow one too: it runs the first
+// rounds only (leaky-bench's kSlowRounds), so the pairs are the first ones.
 Spread Ratio(const Series* a, const Series* b) {
   if (a == nullptr || b == nullptr || a->gbps.empty() || b->gbps.empty()) return {};
   std::vector<double> ratios;
-  if (a->group == b->group && a->gbps.size() == b->gbps.size()) {
-    for (size_t i = 0; i < a->gbps.size(); ++i) ratios.push_back(a->gbps[i] / b->gbps[i]);
+  if (a->group == b->group) {
+    for (size_t i = 0; i < std::min(a->gbps.size(), b->gbps.size()); ++i) {
+      ratios.push_back(a->gbps[i] / b->gbps[i]);
+    }
   } else {
     for (double x : a->gbps) {
       for (double y : b->gbps) ratios.push_back(x / y);
@@ -587,6 +592,7 @@ int RunBench(const Settings& settings) {
   const fs::path raw_path = out / "raw.json";
   std::string command = Quote(binary) + " --out=" + Quote(raw_path.string()) +
                         " --rounds=" + std::to_string(settings.rounds) +
+                        " --passes=" + std::to_string(settings.passes) +
                         " --min-time=" + std::to_string(settings.min_time);
   if (settings.quick) command += " --quick";
   if (!settings.filter.empty()) command += " --filter=" + Quote(settings.filter);
@@ -604,10 +610,10 @@ int RunBench(const Settings& settings) {
     }
   }
   std::sort(thread_counts.begin(), thread_counts.end());
-  std::printf("GB/s (bytes read + written): median over %d interleaved rounds (IQR as %% of the "
-              "median);\nlimit = non-temporal streaming copy of the same bytes; ratios: median "
+  std::printf("GB/s (bytes read + written): median over %d interleaved rounds in %d passes (IQR as "
+              "%% of the median);\nlimit = non-temporal streaming copy of the same bytes; ratios: median "
               "[quartiles] of per-round ratios\n",
-              settings.rounds);
+              settings.rounds, std::min(settings.passes, settings.rounds));
   PrintTable(results);
   const json targets = CheckTargets(results, thread_counts);
   int pass = 0, miss = 0, unclear = 0;
@@ -635,6 +641,7 @@ int RunBench(const Settings& settings) {
                   {"date", context("date")},
                   {"method",
                    {{"rounds", context("rounds")},
+                    {"passes", context("passes")},
                     {"min_time", context("min_time")},
                     {"pause", "until every other thread of the process sleeps (floor " +
                                   context("pause_floor_us").dump() + " us, cap " +
@@ -674,6 +681,11 @@ void AddBenchCommand(CLI::App& app, std::function<int()>& run) {
                                   "Samples per benchmark, its group's benchmarks interleaved")
                   ->capture_default_str(),
               1, 1000);
+  WholeNumber(command->add_option("--passes", settings->passes,
+                                  "Runs over all groups that share the rounds out, so a benchmark's "
+                                  "samples span the whole run")
+                  ->capture_default_str(),
+              1, 100);
   FiniteNumber(command->add_option("--min-time", settings->min_time,
                                    "Timed seconds per benchmark, over all its rounds")
                    ->capture_default_str(),
