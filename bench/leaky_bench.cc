@@ -961,22 +961,16 @@ int main(int argc, char** argv) {
       settings.filter = value;
     } else if (flag == "--out" && equals != std::string::npos) {
       settings.out = value;
-    } else if (flag == "--rounds" && equals != std::string::npos) {
-      const long rounds = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || rounds < 1 || rounds > 1000) {
-        std::fprintf(stderr, "leaky-bench: --rounds must be a whole number from 1 to 1000, not '%s'\n",
-                     value.c_str());
+    } else if ((flag == "--rounds" || flag == "--passes") && equals != std::string::npos) {
+      const bool rounds = flag == "--rounds";
+      const long most = rounds ? 1000 : 100;
+      const long number = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || number < 1 || number > most) {
+        std::fprintf(stderr, "leaky-bench: %s must be a whole number from 1 to %ld, not '%s'\n",
+                     flag.c_str(), most, value.c_str());
         return 2;
       }
-      settings.rounds = static_cast<int>(rounds);
-    } else if (flag == "--passes" && equals != std::string::npos) {
-      const long passes = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || passes < 1 || passes > 100) {
-        std::fprintf(stderr, "leaky-bench: --passes must be a whole number from 1 to 100, not '%s'\n",
-                     value.c_str());
-        return 2;
-      }
-      settings.passes = static_cast<int>(passes);
+      (rounds ? settings.rounds : settings.passes) = static_cast<int>(number);
     } else if (flag == "--min-time" && equals != std::string::npos) {
       const double seconds = std::strtod(value.c_str(), &end);
       if (value.empty() || *end != '\0' || !std::isfinite(seconds) || seconds < 0 || seconds > 3600) {

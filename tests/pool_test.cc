@@ -4,6 +4,8 @@
 // time is over; a child process after fork() gets a
 // working pool; LEAKY_POOL_SPIN_US parses as documented.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -169,6 +171,55 @@ TEST(ThreadPool, WorkersSleepAfterTheSpin) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(ThreadState(worker), 'S') << "the worker never went to sleep";
   // Woken from sleep, it still serves.
+  Counts again(64);
+  pool.Run(64, 2, &Counts::Task, &again);
+  again.ExpectEachOnce();
+}
+
+// A worker stuck on its caller's core, as a kernel that packs wakeups onto
+// busy CPUs leaves one, moves off it: with the caller and the worker pinned
+// to one CPU from outside, a few calls later the worker may run on every
+// CPU of the process but that one, and the pool still serves.
+TEST(ThreadPool, AWorkerOnTheCallersCoreMovesOff) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  if (CPU_COUNT(&allowed) < 2) GTEST_SKIP() << "this process may use one CPU only";
+  int first = 0;
+  while (!CPU_ISSET(first, &allowed)) ++first;
+  const std::set<std::string> before = PoolWorkerTids();
+  ThreadPool pool(2, 50);
+  std::set<std::string> ours;
+  for (const std::string& tid : PoolWorkerTids())
+    if (!before.count(tid)) ours.insert(tid);
+  ASSERT_EQ(ours.size(), 1u);
+  const pid_t worker = static_cast<pid_t>(std::stol(*ours.begin()));
+  struct Restore {  // this thread's CPUs, for the tests after this one
+    cpu_set_t mask;
+    ~Restore() { pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask); }
+  } restore{allowed};
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+  ASSERT_EQ(sched_setaffinity(worker, sizeof(one), &one), 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (pool.stats().moves == 0 && std::chrono::steady_clock::now() < deadline) {
+    Counts counts(64);
+    pool.Run(64, 2, &Counts::Task, &counts);
+    counts.ExpectEachOnce();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the worker's turn on the CPU
+  }
+  ASSERT_GE(pool.stats().moves, 1u) << "the worker stayed on the caller's CPU";
+  cpu_set_t now;
+  CPU_ZERO(&now);
+  ASSERT_EQ(sched_getaffinity(worker, sizeof(now), &now), 0);
+  EXPECT_FALSE(CPU_ISSET(first, &now)) << "the worker may still run on the caller's CPU " << first;
+  cpu_set_t outside;
+  CPU_XOR(&outside, &now, &allowed);
+  CPU_AND(&outside, &outside, &now);
+  EXPECT_EQ(CPU_COUNT(&outside), 0) << "the worker got a CPU the process may not use";
+  EXPECT_EQ(CPU_COUNT(&now), CPU_COUNT(&allowed) - 1);
   Counts again(64);
   pool.Run(64, 2, &Counts::Task, &again);
   again.ExpectEachOnce();

@@ -62,30 +62,27 @@ int64_t NowNanos() {
       .count();
 }
 
-// How long waiters spin before sleeping, and the back-off when spinning
-// does not pay. A spinner that finds a gap between two of its clock reads
-// was descheduled: another thread wanted its core (another process, or
-// more runnable threads than cores), and a spinning thread only takes time
-// from it. Then every waiter of the pool sleeps at once for kQuietNanos.
+// How long waiters spin before sleeping, and when spinning stops early. A
+// spinner that finds a gap between two of its clock reads was descheduled:
+// another thread wanted its core (another process, or more runnable
+// threads than cores), and spinning on only takes time from it. That one
+// wait then sleeps at once; the next wait spins again. (Until 0.3 a gap
+// made every waiter of the pool sleep at once for 20 ms: on a VM a single
+// host-side preemption then handed ~180 consecutive 1 Mi calls to the
+// caller alone, a quarter of leaky-bench's 2-thread samples at 1 thread's
+// speed; docs/design.md, "Threads".)
 class SpinPolicy {
  public:
   explicit SpinPolicy(uint32_t spin_us) : spin_nanos_(int64_t{spin_us} * 1000) {}
 
-  int64_t Budget(int64_t now) const {
-    return now < quiet_until_.load(std::memory_order_relaxed) ? 0 : spin_nanos_;
-  }
-  void Descheduled(int64_t now) {
-    quiet_until_.store(now + kQuietNanos, std::memory_order_relaxed);
-    backoffs_.fetch_add(1, std::memory_order_relaxed);
-  }
+  int64_t Budget() const { return spin_nanos_; }
+  void Descheduled() { backoffs_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t backoffs() const { return backoffs_.load(std::memory_order_relaxed); }
 
   static constexpr int64_t kGapNanos = 100'000;
-  static constexpr int64_t kQuietNanos = 20'000'000;
 
  private:
   int64_t spin_nanos_;
-  std::atomic<int64_t> quiet_until_{0};
   std::atomic<uint64_t> backoffs_{0};
 };
 
@@ -107,7 +104,7 @@ struct Signal {
     uint32_t now = word.load(std::memory_order_acquire);
     if (now != old) return now;
     const int64_t start = NowNanos();
-    const int64_t budget = policy.Budget(start);
+    const int64_t budget = policy.Budget();
     for (int64_t last = start; budget > 0;) {
       for (int i = 0; i < 32; ++i) {
         CpuRelax();
@@ -118,7 +115,7 @@ struct Signal {
       sched_yield();
       const int64_t time = NowNanos();
       if (time - last > SpinPolicy::kGapNanos) {
-        policy.Descheduled(time);
+        policy.Descheduled();
         break;
       }
       if (time - start >= budget) break;
@@ -135,9 +132,59 @@ struct Signal {
   }
 };
 
+// A worker on the core its caller runs on can only run when the caller
+// stops, and the caller does not stop until the call is done: the call runs
+// on one core. Kernels that pack wakeups onto busy CPUs do that to a pool
+// (this VM's: a worker woken after a 20 ms pause landed on the caller's
+// vCPU and stayed there, and 3053 of 4040 calls of 1 Mi ran on the caller
+// alone), and a spinner that yields keeps the load balancer from moving
+// it. So such a worker's CPU set is narrowed to the process's minus the
+// caller's CPU, and the kernel moves it at once: by the worker when it
+// wakes there, and by the caller when it publishes a call on the CPU a
+// worker last ran on (a worker starved behind its caller cannot run to
+// see it). Only the pool's own threads are touched; when the process may
+// use one CPU only, nothing changes.
+class CoreSharing {
+ public:
+  CoreSharing() {
+#if defined(__linux__)
+    CPU_ZERO(&allowed_);
+    usable_ = sched_getaffinity(0, sizeof(allowed_), &allowed_) == 0 && CPU_COUNT(&allowed_) > 1;
+#endif
+  }
+  bool usable() const { return usable_; }
+  static int Here() {
+#if defined(__linux__)
+    return sched_getcpu();
+#else
+    return -1;
+#endif
+  }
+  // Narrows `thread`'s CPUs to the process's minus `cpu`; true when done.
+  bool MoveOff(std::thread::native_handle_type thread, int cpu) const {
+#if defined(__linux__)
+    if (!usable_ || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed_)) return false;
+    cpu_set_t others = allowed_;
+    CPU_CLR(cpu, &others);
+    return pthread_setaffinity_np(thread, sizeof(others), &others) == 0;
+#else
+    (void)thread;
+    (void)cpu;
+    return false;
+#endif
+  }
+
+ private:
+#if defined(__linux__)
+  cpu_set_t allowed_;
+#endif
+  bool usable_ = false;
+};
+
 struct alignas(64) Worker {
   Signal wake;  // word: jobs handed to this worker so far
   std::thread thread;
+  std::atomic<int> cpu{-1};  // where it last woke (-1: unknown)
 };
 
 thread_local bool in_pool_task = false;
@@ -169,7 +216,9 @@ struct ThreadPool::State {
   std::vector<std::unique_ptr<Worker>> workers;
   // Counters (relaxed; read by PoolStats): a worker ran a task of the call,
   // or the caller ran all of them.
-  std::atomic<uint64_t> calls_shared{0}, calls_alone{0};
+  std::atomic<uint64_t> calls_shared{0}, calls_alone{0}, moves{0};
+  CoreSharing cores;
+  std::atomic<int> caller_cpu{-1};  // where the current call's caller published it
 
   // Runs tasks of the current call until none is left unclaimed; returns
   // how many this thread ran.
@@ -199,6 +248,15 @@ struct ThreadPool::State {
     for (;;) {
       seen = self.wake.AwaitChange(seen, spin);
       if (stop.load(std::memory_order_acquire)) return;
+      if (cores.usable()) {
+        const int here = CoreSharing::Here();
+        self.cpu.store(here, std::memory_order_relaxed);
+        if (here == caller_cpu.load(std::memory_order_relaxed) &&
+            cores.MoveOff(pthread_self(), here)) {
+          moves.fetch_add(1, std::memory_order_relaxed);
+          self.cpu.store(-1, std::memory_order_relaxed);
+        }
+      }
       RunTasks();
     }
   }
@@ -252,6 +310,18 @@ void ThreadPool::Run(size_t count, uint32_t threads, PoolTask task, void* contex
   s.context = context;
   s.job.store(epoch << 32 | count, std::memory_order_relaxed);
   s.unfinished.word.store(static_cast<uint32_t>(count), std::memory_order_relaxed);
+  if (s.cores.usable()) {
+    const int here = CoreSharing::Here();
+    s.caller_cpu.store(here, std::memory_order_relaxed);
+    for (size_t w = 0; w < helpers; ++w) {
+      Worker& worker = *s.workers[w];
+      if (worker.cpu.load(std::memory_order_relaxed) == here &&
+          s.cores.MoveOff(worker.thread.native_handle(), here)) {
+        s.moves.fetch_add(1, std::memory_order_relaxed);
+        worker.cpu.store(-1, std::memory_order_relaxed);
+      }
+    }
+  }
   s.claim.store(epoch << 32, std::memory_order_release);
   for (size_t w = 0; w < helpers; ++w) {
     Worker& worker = *s.workers[w];
@@ -270,7 +340,7 @@ void ThreadPool::Run(size_t count, uint32_t threads, PoolTask task, void* contex
 PoolStats ThreadPool::stats() const {
   return {state_->calls_shared.load(std::memory_order_relaxed),
           state_->calls_alone.load(std::memory_order_relaxed),
-          state_->spin.backoffs()};
+          state_->spin.backoffs(), state_->moves.load(std::memory_order_relaxed)};
 }
 
 namespace {
@@ -289,9 +359,10 @@ void ForgetPoolInChild() {
 void PrintPoolStats() {
   const PoolStats s = ProcessPoolStats();
   std::fprintf(stderr, "leaky pool: %llu calls shared, %llu calls the caller ran alone, %llu "
-               "back-offs, %llu tiles stolen\n", static_cast<unsigned long long>(s.calls_shared),
+               "back-offs, %llu moves off the caller's core, %llu tiles stolen\n",
+               static_cast<unsigned long long>(s.calls_shared),
                static_cast<unsigned long long>(s.calls_alone),
-               static_cast<unsigned long long>(s.backoffs),
+               static_cast<unsigned long long>(s.backoffs), static_cast<unsigned long long>(s.moves),
                static_cast<unsigned long long>(s.tiles_stolen));
 }
 
