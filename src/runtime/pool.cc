@@ -66,11 +66,11 @@ int64_t NowNanos() {
 // spinner that finds a gap between two of its clock reads was descheduled:
 // another thread wanted its core (another process, or more runnable
 // threads than cores), and spinning on only takes time from it. That one
-// wait then sleeps at once; the next wait spins again. (Until 0.3 a gap
-// made every waiter of the pool sleep at once for 20 ms: on a VM a single
-// host-side preemption then handed ~180 consecutive 1 Mi calls to the
-// caller alone, a quarter of leaky-bench's 2-thread samples at 1 thread's
-// speed; docs/design.md, "Threads".)
+// wait then sleeps at once; the next wait spins again. (Earlier in 0.3 a
+// gap made every waiter of the pool sleep at once for 20 ms, so every call
+// of those 20 ms had to wake a sleeping worker, and a late one left its
+// share to the caller; docs/design.md, "Threads", has what changing it
+// measured.)
 class SpinPolicy {
  public:
   explicit SpinPolicy(uint32_t spin_us) : spin_nanos_(int64_t{spin_us} * 1000) {}
@@ -138,21 +138,43 @@ struct Signal {
 // (this VM's: a worker woken after a 20 ms pause landed on the caller's
 // vCPU and stayed there, and 3053 of 4040 calls of 1 Mi ran on the caller
 // alone), and a spinner that yields keeps the load balancer from moving
-// it. So such a worker's CPU set is narrowed to the process's minus the
+// it. So such a worker's CPU set is narrowed to its base set minus the
 // caller's CPU, and the kernel moves it at once: by the worker when it
 // wakes there, and by the caller when it publishes a call on the CPU a
-// worker last ran on (a worker starved behind its caller cannot run to
-// see it). Only the pool's own threads are touched; when the process may
-// use one CPU only, nothing changes.
+// worker last woke on (a worker starved behind its caller cannot run to
+// see it). The base set is the worker's own set as anybody but the pool
+// last left it (at first the one it inherited from the pool's creator), so
+// an application or administrator narrowing the threads' CPUs later is
+// followed, not undone. Only the pool's own threads are touched; with one
+// CPU in the base set nothing changes, and a refused move (a sandbox that
+// forbids it) turns the rule off for the pool.
+struct Placement {
+  std::mutex mutex;  // the worker's and its caller's moves, one at a time
+#if defined(__linux__)
+  cpu_set_t base;  // what a move narrows
+  cpu_set_t set;   // what the pool last set
+#endif
+  bool pool_set = false;
+};
+
+struct alignas(64) Worker {
+  Signal wake;  // word: jobs handed to this worker so far
+  std::thread thread;
+  std::atomic<int> cpu{-1};  // where it last woke (-1: unknown or moved since)
+  Placement placement;
+};
+
 class CoreSharing {
  public:
   CoreSharing() {
 #if defined(__linux__)
-    CPU_ZERO(&allowed_);
-    usable_ = sched_getaffinity(0, sizeof(allowed_), &allowed_) == 0 && CPU_COUNT(&allowed_) > 1;
+    cpu_set_t mine;
+    CPU_ZERO(&mine);
+    enabled_ = sched_getaffinity(0, sizeof(mine), &mine) == 0 && CPU_COUNT(&mine) > 1;
+    owner_ = getpid();
 #endif
   }
-  bool usable() const { return usable_; }
+  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
   static int Here() {
 #if defined(__linux__)
     return sched_getcpu();
@@ -160,31 +182,42 @@ class CoreSharing {
     return -1;
 #endif
   }
-  // Narrows `thread`'s CPUs to the process's minus `cpu`; true when done.
-  bool MoveOff(std::thread::native_handle_type thread, int cpu) const {
+  // Narrows the worker's CPUs to its base set minus `cpu`; true when done.
+  bool MoveOff(Worker& worker, int cpu) {
 #if defined(__linux__)
-    if (!usable_ || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed_)) return false;
-    cpu_set_t others = allowed_;
-    CPU_CLR(cpu, &others);
-    return pthread_setaffinity_np(thread, sizeof(others), &others) == 0;
+    if (!enabled() || cpu < 0 || cpu >= CPU_SETSIZE) return false;
+    // In a child after fork() the workers are gone and their handles name
+    // nobody (glibc's would then narrow the caller itself).
+    if (getpid() != owner_) return false;
+    Placement& p = worker.placement;
+    std::unique_lock<std::mutex> lock(p.mutex, std::try_to_lock);
+    if (!lock.owns_lock()) return false;  // the other side is moving it
+    const pthread_t thread = worker.thread.native_handle();
+    cpu_set_t now;
+    CPU_ZERO(&now);
+    if (pthread_getaffinity_np(thread, sizeof(now), &now) != 0) return Refused();
+    if (!p.pool_set || !CPU_EQUAL(&now, &p.set)) p.base = now;
+    cpu_set_t next = p.base;
+    CPU_CLR(cpu, &next);
+    if (CPU_COUNT(&next) == 0 || CPU_EQUAL(&next, &now)) return false;
+    if (pthread_setaffinity_np(thread, sizeof(next), &next) != 0) return Refused();
+    p.set = next;
+    p.pool_set = true;
+    return true;
 #else
-    (void)thread;
+    (void)worker;
     (void)cpu;
     return false;
 #endif
   }
 
  private:
-#if defined(__linux__)
-  cpu_set_t allowed_;
-#endif
-  bool usable_ = false;
-};
-
-struct alignas(64) Worker {
-  Signal wake;  // word: jobs handed to this worker so far
-  std::thread thread;
-  std::atomic<int> cpu{-1};  // where it last woke (-1: unknown)
+  bool Refused() {
+    enabled_.store(false, std::memory_order_relaxed);
+    return false;
+  }
+  std::atomic<bool> enabled_{false};
+  pid_t owner_ = 0;
 };
 
 thread_local bool in_pool_task = false;
@@ -248,13 +281,13 @@ struct ThreadPool::State {
     for (;;) {
       seen = self.wake.AwaitChange(seen, spin);
       if (stop.load(std::memory_order_acquire)) return;
-      if (cores.usable()) {
+      if (cores.enabled()) {
         const int here = CoreSharing::Here();
-        self.cpu.store(here, std::memory_order_relaxed);
-        if (here == caller_cpu.load(std::memory_order_relaxed) &&
-            cores.MoveOff(pthread_self(), here)) {
-          moves.fetch_add(1, std::memory_order_relaxed);
+        if (here == caller_cpu.load(std::memory_order_relaxed)) {
+          if (cores.MoveOff(self, here)) moves.fetch_add(1, std::memory_order_relaxed);
           self.cpu.store(-1, std::memory_order_relaxed);
+        } else if (self.cpu.load(std::memory_order_relaxed) != here) {
+          self.cpu.store(here, std::memory_order_relaxed);  // only when it changed: the caller reads it
         }
       }
       RunTasks();
@@ -310,16 +343,14 @@ void ThreadPool::Run(size_t count, uint32_t threads, PoolTask task, void* contex
   s.context = context;
   s.job.store(epoch << 32 | count, std::memory_order_relaxed);
   s.unfinished.word.store(static_cast<uint32_t>(count), std::memory_order_relaxed);
-  if (s.cores.usable()) {
+  if (s.cores.enabled()) {
     const int here = CoreSharing::Here();
     s.caller_cpu.store(here, std::memory_order_relaxed);
     for (size_t w = 0; w < helpers; ++w) {
       Worker& worker = *s.workers[w];
-      if (worker.cpu.load(std::memory_order_relaxed) == here &&
-          s.cores.MoveOff(worker.thread.native_handle(), here)) {
-        s.moves.fetch_add(1, std::memory_order_relaxed);
-        worker.cpu.store(-1, std::memory_order_relaxed);
-      }
+      if (worker.cpu.load(std::memory_order_relaxed) != here) continue;
+      if (s.cores.MoveOff(worker, here)) s.moves.fetch_add(1, std::memory_order_relaxed);
+      worker.cpu.store(-1, std::memory_order_relaxed);  // moved, or not movable: asked once
     }
   }
   s.claim.store(epoch << 32, std::memory_order_release);

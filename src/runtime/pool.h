@@ -15,7 +15,7 @@ struct PoolStats {
   uint64_t calls_shared = 0;  // calls where a worker ran at least one task
   uint64_t calls_alone = 0;   // calls the caller ran alone (no worker claimed a task in time)
   uint64_t backoffs = 0;      // spinners that found themselves descheduled and slept early
-  uint64_t moves = 0;         // a worker woken on its caller's core moved off it
+  uint64_t moves = 0;         // a worker found on its caller's core moved off it (by either)
   uint64_t tiles_stolen = 0;  // tiles a task took from another core's range (ops/driver.cc)
 };
 
