@@ -97,7 +97,7 @@ def verdict(speed, target, rounds):
 
 class Method:
     def __init__(self, rounds, passes, min_time):
-        self.rounds, self.passes = rounds, max(1, min(passes, rounds))
+        self.rounds, self.passes = rounds, min(passes, rounds)
         self.per_sample, self.capped = min_time / rounds, 0
 
     def batch_size(self, fn, x):

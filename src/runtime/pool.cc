@@ -151,10 +151,9 @@ struct Signal {
 struct Placement {
   std::mutex mutex;  // the worker's and its caller's moves, one at a time
 #if defined(__linux__)
-  cpu_set_t base;  // what a move narrows
-  cpu_set_t set;   // what the pool last set
+  cpu_set_t base;    // what a move narrows
+  cpu_set_t set{};   // what the pool last set (none yet: empty, which no thread's set is)
 #endif
-  bool pool_set = false;
 };
 
 struct alignas(64) Worker {
@@ -196,13 +195,12 @@ class CoreSharing {
     cpu_set_t now;
     CPU_ZERO(&now);
     if (pthread_getaffinity_np(thread, sizeof(now), &now) != 0) return Refused();
-    if (!p.pool_set || !CPU_EQUAL(&now, &p.set)) p.base = now;
+    if (!CPU_EQUAL(&now, &p.set)) p.base = now;
     cpu_set_t next = p.base;
     CPU_CLR(cpu, &next);
     if (CPU_COUNT(&next) == 0 || CPU_EQUAL(&next, &now)) return false;
     if (pthread_setaffinity_np(thread, sizeof(next), &next) != 0) return Refused();
     p.set = next;
-    p.pool_set = true;
     return true;
 #else
     (void)worker;
@@ -253,6 +251,13 @@ struct ThreadPool::State {
   CoreSharing cores;
   std::atomic<int> caller_cpu{-1};  // where the current call's caller published it
 
+  // A worker found on the caller's CPU `cpu` (by itself or by the caller):
+  // moved off it if it can be, and asked once either way.
+  void MoveOffCaller(Worker& worker, int cpu) {
+    if (cores.MoveOff(worker, cpu)) moves.fetch_add(1, std::memory_order_relaxed);
+    worker.cpu.store(-1, std::memory_order_relaxed);
+  }
+
   // Runs tasks of the current call until none is left unclaimed; returns
   // how many this thread ran.
   size_t RunTasks() {
@@ -284,8 +289,7 @@ struct ThreadPool::State {
       if (cores.enabled()) {
         const int here = CoreSharing::Here();
         if (here == caller_cpu.load(std::memory_order_relaxed)) {
-          if (cores.MoveOff(self, here)) moves.fetch_add(1, std::memory_order_relaxed);
-          self.cpu.store(-1, std::memory_order_relaxed);
+          MoveOffCaller(self, here);
         } else if (self.cpu.load(std::memory_order_relaxed) != here) {
           self.cpu.store(here, std::memory_order_relaxed);  // only when it changed: the caller reads it
         }
@@ -348,9 +352,7 @@ void ThreadPool::Run(size_t count, uint32_t threads, PoolTask task, void* contex
     s.caller_cpu.store(here, std::memory_order_relaxed);
     for (size_t w = 0; w < helpers; ++w) {
       Worker& worker = *s.workers[w];
-      if (worker.cpu.load(std::memory_order_relaxed) != here) continue;
-      if (s.cores.MoveOff(worker, here)) s.moves.fetch_add(1, std::memory_order_relaxed);
-      worker.cpu.store(-1, std::memory_order_relaxed);  // moved, or not movable: asked once
+      if (worker.cpu.load(std::memory_order_relaxed) == here) s.MoveOffCaller(worker, here);
     }
   }
   s.claim.store(epoch << 32, std::memory_order_release);
