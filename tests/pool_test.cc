@@ -232,7 +232,13 @@ TEST(ThreadPool, AWorkerOnTheCallersCoreMovesOff) {
     Counts counts(64);
     pool.Run(64, 2, &Counts::Task, &counts);
     counts.ExpectEachOnce();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the worker's turn
+    // The worker may handle this call's wake, and move, after Run returned:
+    // wait until it sleeps again, so a move is read with the CPU it was
+    // made off (read before, it was read with the next call's CPU, which
+    // a loaded machine made differ in 15 of 100 runs).
+    while (ThreadState(std::to_string(worker)) != 'S' &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   ASSERT_GE(pool.stats().moves, 1u) << "the worker never moved off the caller's CPU";
   ASSERT_GE(caller_cpu, 0);
