@@ -21,11 +21,21 @@ namespace HWY_NAMESPACE {
 void FillIndexedKernels(kernels::KernelTable& table);
 
 #define LEAKY_OP(op, arity)
+// In place, the loop gets one pointer for its loads and stores: with two
+// registers holding the same address, Zen 4 ran an in-place loop about 8%
+// slower at 64 Mi (docs/design.md).
 #define LEAKY_UNARY_KERNEL(op, dtype, Codec, Type)                                           \
   void op##_##Codec(size_t n, const void* src, void* dst, const kernels::Params& params) { \
     using Storage = typename Codec::Storage;                                                 \
-    Elementwise<Codec>(n, static_cast<Storage*>(dst), params.common.stream_stores,                  \
-                       op##_op<Codec>(params), static_cast<const Storage*>(src));            \
+    Storage* out = static_cast<Storage*>(dst);                                               \
+    const auto kernel_op = op##_op<Codec>(params);                                           \
+    if (src == dst) {                                                                        \
+      Elementwise<Codec>(n, out, params.common.stream_stores, kernel_op,                     \
+                         static_cast<const Storage*>(out));                                  \
+    } else {                                                                                 \
+      Elementwise<Codec>(n, out, params.common.stream_stores, kernel_op,                     \
+                         static_cast<const Storage*>(src));                                  \
+    }                                                                                        \
   }
 #define LEAKY_BINARY_KERNEL(op, dtype, Codec, Type)                                          \
   void op##_##Codec(size_t n, const void* src0, const void* src1, void* dst,                 \
