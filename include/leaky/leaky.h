@@ -90,7 +90,9 @@ typedef struct leaky_executor {
 typedef struct leaky_options {
   int num_threads;   /* 0 = library default (all cores, or the executor's max_threads);
                         1 = calling thread only */
-  int stream_stores; /* -1 = automatic, 0 = never, 1 = always (non-temporal stores) */
+  int stream_stores; /* -1 = automatic (large out-of-place calls of the
+                        memory-bound ops stream), 0 = never, 1 = always
+                        (non-temporal stores) */
   const leaky_executor* executor; /* NULL = the library's own pool */
 } leaky_options;     /* NULL options = all defaults */
 

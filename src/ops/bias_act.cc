@@ -19,6 +19,7 @@ using leaky::internal::CheckStreamRange;
 using leaky::internal::DescribeChannelCall;
 using leaky::internal::Elementwise;
 using leaky::internal::Fail;
+using leaky::internal::KeepStoresCached;
 using leaky::internal::OpDesc;
 
 namespace {
@@ -74,6 +75,7 @@ leaky_status BiasActForward(const char* function, leaky_dtype dtype, size_t oute
     LEAKY_RETURN_IF_ERROR(CheckStreamRange(function, dropout->offset, n));
     op.seed = dropout->seed;
     op.offset = dropout->offset;
+    KeepStoresCached(&c.call.options);  // Philox: compute-bound
   }
   if (n == 0) return LEAKY_OK;
   const auto& table = leaky::kernels::Dispatched();

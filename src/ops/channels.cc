@@ -33,9 +33,7 @@ leaky_status DescribeChannelCall(const char* function, leaky_dtype dtype, size_t
   c->params.common.channels = channels == 0 ? 1 : channels;
   c->params.common.inner = inner == 0 ? 1 : inner;
   const size_t segment = inner > 1 ? inner : channels;
-  if (segment < kMinStreamSegment && c->call.options.stream_stores == -1) {
-    c->call.options.stream_stores = 0;
-  }
+  if (segment < kMinStreamSegment) KeepStoresCached(&c->call.options);
   return LEAKY_OK;
 }
 

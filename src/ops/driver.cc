@@ -47,10 +47,10 @@ void RunTile(const Job& job, uint64_t start, uint64_t length) {
 
 // In-place calls keep the automatic policy from streaming: the output lines
 // were just read, so they sit in cache and a non-temporal store only evicts
-// them (measured in docs/design.md). An explicit choice stands.
+// them (measured in docs/design.md).
 leaky_options InPlacePolicy(const leaky_options& options, bool in_place) {
   leaky_options resolved = options;
-  if (in_place && resolved.stream_stores == -1) resolved.stream_stores = 0;
+  if (in_place) KeepStoresCached(&resolved);
   return resolved;
 }
 
@@ -125,6 +125,10 @@ void RunCore(void* context, size_t core) {
 }
 
 }  // namespace
+
+void KeepStoresCached(leaky_options* options) {
+  if (options->stream_stores == -1) options->stream_stores = 0;
+}
 
 leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
                           const leaky_options* options, std::initializer_list<NamedValue> scalars,

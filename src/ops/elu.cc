@@ -30,6 +30,7 @@ extern "C" leaky_status leaky_elu_forward(leaky_dtype dtype, size_t n, const voi
   Call call;
   LEAKY_RETURN_IF_ERROR(
       DescribeElu("leaky_elu_forward", dtype, n, opts, alpha, scale, input_scale, &call));
+  leaky::internal::KeepStoresCached(&call.options);  // expm1: compute-bound
   return RunUnaryOp(call, x, y, &KernelTable::elu_forward, EluParams(alpha, scale, input_scale));
 }
 
@@ -49,6 +50,8 @@ extern "C" leaky_status leaky_elu_backward(leaky_dtype dtype, size_t n, const vo
         "cannot be recovered; save the input instead",
         call.function, alpha);
   }
+  // From the input, expm1 again; from the result, a multiply-add.
+  if (!saved_is_result) leaky::internal::KeepStoresCached(&call.options);
   return RunBinaryOp(call, dy, saved, dx,
                      saved_is_result ? &KernelTable::elu_backward_from_result
                                      : &KernelTable::elu_backward,

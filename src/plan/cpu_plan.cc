@@ -45,21 +45,27 @@ void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
   request->stream_stores = options.stream_stores;
 }
 
+namespace {
+
+// Callers repeat the same shape call after call (a training step, a
+// benchmark loop): the last plan of this thread is reused when the request
+// is identical, so a 4 Ki-element call does not pay the planner's
+// divisions. One thread_local object: in a shared library each one costs a
+// __tls_get_addr call.
+struct LastPlan {
+  leaky_plan_request request;
+  leaky_tiling tiling;
+  bool valid;
+};
+thread_local LastPlan last_plan{};
+
+}  // namespace
+
 leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
                         const leaky_options& options, const void* output) {
   leaky_plan_request request;
   FillCpuRequest(n, element_bytes, streams, options, reinterpret_cast<uintptr_t>(output), &request);
-  // Callers repeat the same shape call after call (a training step, a
-  // benchmark loop): the last plan of this thread is reused when the request
-  // is identical, so a 4 Ki-element call does not pay the planner's
-  // divisions. One thread_local object: in a shared library each one costs a
-  // __tls_get_addr call.
-  struct LastPlan {
-    leaky_plan_request request;
-    leaky_tiling tiling;
-    bool valid;
-  };
-  thread_local LastPlan last{};
+  LastPlan& last = last_plan;
   if (last.valid && std::memcmp(&request, &last.request, sizeof(request)) == 0) return last.tiling;
   leaky_tiling tiling;
   // Every field was validated by the driver, so planning cannot fail here.
@@ -68,6 +74,12 @@ leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
   last.tiling = tiling;
   last.valid = true;
   return tiling;
+}
+
+bool LastPlanForTesting(leaky_tiling* tiling) {
+  if (!last_plan.valid) return false;
+  *tiling = last_plan.tiling;
+  return true;
 }
 
 void SetMinBytesPerCoreForTesting(uint64_t bytes) {

@@ -23,6 +23,10 @@ void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
 leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
                         const leaky_options& options, const void* output);
 
+// The plan this thread made or reused last (false before its first).
+// Tests read the store policy an op's call resolved to from it.
+bool LastPlanForTesting(leaky_tiling* tiling);
+
 // Tests lower this to exercise multi-core plans on small arrays.
 void SetMinBytesPerCoreForTesting(uint64_t bytes);  // 0 restores the default
 
