@@ -12,13 +12,21 @@
 #include <vector>
 
 #include "leaky/leaky.h"
+#include "leaky/tiling.h"
 #include "plan/cpu_plan.h"
 
 namespace leaky::test {
 namespace {
 
-// 4 Mi f32 elements: 32 MiB moved by a unary op, above the 16 MiB threshold.
-constexpr size_t kN = size_t{4} << 20;
+// f32 elements whose unary pass moves twice the library's streaming
+// threshold (read from its own request: 16 MiB now, so 4 Mi elements; 0
+// if the request fails, which fails every case below).
+size_t StreamingLength() {
+  leaky_plan_request request{};
+  if (leaky_cpu_plan_request(LEAKY_F32, 1, 2, nullptr, &request) != LEAKY_OK) return 0;
+  return static_cast<size_t>(request.stream_threshold_bytes / sizeof(float));
+}
+const size_t kN = StreamingLength();
 constexpr size_t kChannels = 64;
 
 struct Arrays {
@@ -84,6 +92,11 @@ std::vector<Case> Cases() {
          return leaky_rrelu_forward(LEAKY_F32, kN, a.x.data(), a.y.data(), nullptr, &kEvaluation,
                                     o);
        }},
+      {"rrelu_backward in evaluation", 1,
+       [](Arrays& a, auto o) {
+         return leaky_rrelu_backward(LEAKY_F32, kN, a.dy.data(), a.x.data(), a.y.data(),
+                                     &kEvaluation, o);
+       }},
       {"prelu_forward", 1,
        [](Arrays& a, auto o) {
          return leaky_prelu_forward(LEAKY_F32, 1, kChannels, kN / kChannels, a.x.data(),
@@ -110,12 +123,17 @@ std::vector<Case> Cases() {
   };
 }
 
-// The plan of this thread's last call, after a call that must succeed.
+// The plan of this thread's last call, after a call that must succeed. A
+// small call first leaves a plan of another length behind, so a call that
+// ran without planning shows as one.
 int StreamStoresOf(const Case& c, Arrays& arrays, int stream_stores) {
+  float small[8] = {};
+  EXPECT_EQ(leaky_relu_forward(LEAKY_F32, 8, small, small, 0.01, nullptr), LEAKY_OK);
   const leaky_options options{1, stream_stores, nullptr};
   EXPECT_EQ(c.call(arrays, &options), LEAKY_OK) << c.name << ": " << leaky_last_error();
   leaky_tiling tiling{};
   EXPECT_TRUE(internal::LastPlanForTesting(&tiling)) << c.name;
+  EXPECT_EQ(tiling.total_length, kN) << c.name << ": the plan is not this call's";
   return static_cast<int>(tiling.stream_stores);
 }
 

@@ -90,9 +90,11 @@ typedef struct leaky_executor {
 typedef struct leaky_options {
   int num_threads;   /* 0 = library default (all cores, or the executor's max_threads);
                         1 = calling thread only */
-  int stream_stores; /* -1 = automatic (large out-of-place calls of the
-                        memory-bound ops stream), 0 = never, 1 = always
-                        (non-temporal stores) */
+  int stream_stores; /* -1 = automatic (non-temporal stores for calls
+                        moving 16 MiB or more, except in place, per-channel
+                        rows under 4096 elements and the compute-bound ops:
+                        ELU, RReLU in training, dropout's forward),
+                        0 = never, 1 = always */
   const leaky_executor* executor; /* NULL = the library's own pool */
 } leaky_options;     /* NULL options = all defaults */
 

@@ -96,9 +96,10 @@ LEAKY_API leaky_status leaky_plan_tiling(const leaky_plan_request* request, leak
 /* The request this library's own drivers make on this CPU for an elementwise
  * op touching `streams` arrays (2 forward, 3 backward) of n elements of
  * `dtype`, with the output at an aligned address. `leaky plan --preset cpu`
- * prints its plan. Calls whose automatic policy is cached stores (in place;
- * ELU, RReLU in training and dropout's forward, whose loops are
- * compute-bound) make it with options->stream_stores = 0. */
+ * prints its plan. Calls whose automatic policy is cached stores make it
+ * with options->stream_stores = 0: in place, per-channel rows shorter than
+ * 4096 elements, and the compute-bound loops (ELU forward and backward from
+ * the input, RReLU in training, bias_act + dropout forward). */
 LEAKY_API leaky_status leaky_cpu_plan_request(leaky_dtype dtype, uint64_t n, uint32_t streams,
                                               const leaky_options* options,
                                               leaky_plan_request* request);

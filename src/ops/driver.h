@@ -29,11 +29,11 @@ struct Call {
 };
 
 // The automatic store policy (stream_stores -1) resolved to cached stores;
-// an explicit choice stands. For calls whose non-temporal stores lose: in
-// place (the output lines were just read), rows too short to stream, and
-// ops whose loop is compute-bound (ELU's expm1, the Philox rounds of RReLU
-// in training and of dropout's forward), which ran 1.1-1.4x faster with
-// cached stores at 4-256 Mi elements (docs/design.md).
+// an explicit choice stands. For calls whose non-temporal stores lose
+// (measured in docs/design.md, "Automatic non-temporal stores"): in place
+// (the output lines were just read), rows too short to stream, and ops
+// whose loop is compute-bound (ELU's exponentials, the Philox rounds of
+// RReLU in training and of dropout's forward).
 void KeepStoresCached(leaky_options* options);
 
 // Checks dtype, options and that every scalar is finite; fills *call.

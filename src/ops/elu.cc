@@ -50,7 +50,7 @@ extern "C" leaky_status leaky_elu_backward(leaky_dtype dtype, size_t n, const vo
         "cannot be recovered; save the input instead",
         call.function, alpha);
   }
-  // From the input, expm1 again; from the result, a multiply-add.
+  // From the input, an exponential again; from the result, a multiply-add.
   if (!saved_is_result) leaky::internal::KeepStoresCached(&call.options);
   return RunBinaryOp(call, dy, saved, dx,
                      saved_is_result ? &KernelTable::elu_backward_from_result

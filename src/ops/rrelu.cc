@@ -34,6 +34,7 @@ leaky_status DescribeRrelu(const char* function, leaky_dtype dtype, size_t n,
   LEAKY_RETURN_IF_ERROR(leaky::internal::CheckStreamRange(function, p->offset, n));
   if (p->training) {
     params->op.rrelu = {p->lower, p->upper, p->seed, p->offset};
+    leaky::internal::KeepStoresCached(&call->options);  // Philox: compute-bound
     return LEAKY_OK;
   }
   const double mean_slope = (p->lower + p->upper) / 2;
@@ -55,7 +56,6 @@ extern "C" leaky_status leaky_rrelu_forward(leaky_dtype dtype, size_t n, const v
   if (!params->training) {
     return RunUnaryOp(call, x, y, &KernelTable::leaky_relu_forward, kernel_params);
   }
-  leaky::internal::KeepStoresCached(&call.options);  // Philox: compute-bound
   OpDesc desc{call, leaky::kernels::Dispatched().rrelu_forward[dtype], kernel_params};
   desc.x = Elementwise(call, "x", x);
   desc.dst = Elementwise(call, "y", y);
@@ -74,7 +74,6 @@ extern "C" leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const 
   if (!params->training) {
     return RunBinaryOp(call, dy, x, dx, &KernelTable::leaky_relu_backward, kernel_params, "x");
   }
-  leaky::internal::KeepStoresCached(&call.options);  // Philox again
   OpDesc desc{call, leaky::kernels::Dispatched().rrelu_backward[dtype], kernel_params};
   desc.dy = Elementwise(call, "dy", dy);
   desc.x = Elementwise(call, "x", x);
