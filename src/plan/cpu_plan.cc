@@ -1,5 +1,6 @@
 #include "plan/cpu_plan.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -8,11 +9,14 @@
 namespace leaky::internal {
 namespace {
 
-// A second core pays only when its share outweighs waking a pool worker
-// (measured crossover in docs/design.md); 256 KiB per core keeps small calls
-// on the caller's thread with a margin.
-constexpr uint64_t kDefaultMinBytesPerCore = 256u << 10;
-std::atomic<uint64_t> min_bytes_per_core{kDefaultMinBytesPerCore};
+// A second core pays only once a call's traffic outgrows what one core's L2
+// serves: below that the caller alone beats two cores, which pay a worker's
+// wake and each other's cache lines (measured in docs/design.md). Half the
+// L2 per core, at least 256 KiB (the floor before).
+uint64_t DefaultMinBytesPerCore() {
+  return std::max<uint64_t>(uint64_t{256} << 10, Cpu().core_cache_bytes / 2);
+}
+std::atomic<uint64_t> min_bytes_per_core{0};  // 0: the default
 
 // Granules of one cache line: cores never share a line, so no false sharing
 // between their stores, and each core range starts on a line boundary.
@@ -40,7 +44,8 @@ void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
   request->buffer_bytes = Cpu().core_cache_bytes / 2;
   request->buffer_count = 1;  // hardware prefetchers double-buffer for us
   request->address_offset = static_cast<uint32_t>(output_address % kCacheLineBytes);
-  request->min_bytes_per_core = min_bytes_per_core.load(std::memory_order_relaxed);
+  const uint64_t forced = min_bytes_per_core.load(std::memory_order_relaxed);
+  request->min_bytes_per_core = forced != 0 ? forced : DefaultMinBytesPerCore();
   request->stream_threshold_bytes = kStreamThresholdBytes;
   request->stream_stores = options.stream_stores;
 }
@@ -83,8 +88,7 @@ bool LastPlanForTesting(leaky_tiling* tiling) {
 }
 
 void SetMinBytesPerCoreForTesting(uint64_t bytes) {
-  min_bytes_per_core.store(bytes == 0 ? kDefaultMinBytesPerCore : bytes,
-                           std::memory_order_relaxed);
+  min_bytes_per_core.store(bytes, std::memory_order_relaxed);
 }
 
 }  // namespace leaky::internal
