@@ -1,7 +1,7 @@
 // The automatic store policy each op's call resolves to, read from the plan
 // the call ran with: above the streaming threshold the light loops stream
-// their stores (non-temporal), the compute-bound ones (ELU's expm1, the
-// Philox rounds of RReLU in training and of dropout's forward) and in-place
+// their stores (non-temporal), the compute-bound ones (ELU's exponentials,
+// the Philox rounds of RReLU in training and of dropout's forward) and in-place
 // calls keep them cached, and an explicit stream_stores stands either way
 // (docs/design.md, "Automatic non-temporal stores").
 #include <gtest/gtest.h>
@@ -146,7 +146,7 @@ TEST(StorePolicy, EachOpResolvesTheAutomaticPolicyAndKeepsAnExplicitOne) {
   }
 }
 
-// Below the threshold nothing streams automatically, compute-bound or not.
+// Below the threshold a light op does not stream automatically either.
 TEST(StorePolicy, SmallCallsStayCached) {
   std::vector<float> x(4096, -1.0f), y(4096);
   const leaky_options automatic{1, -1, nullptr};
