@@ -628,14 +628,37 @@ double Pause(bool* capped) {
 }
 
 // ------------------------------------------------------------- the machine
-// How busy the machine is, from /proc: the 1-minute load average, and over
-// an interval the share of all CPUs' time that other processes used and
-// that the hypervisor stole (`leaky bench` warns on each).
+// How busy the machine is, from /proc: the 1-minute load average (for the
+// record), the threads runnable at the start, and over an interval the
+// share of all CPUs' time that other processes used and that the
+// hypervisor stole (`leaky bench` warns on the last three).
 double LoadAverage() {
   std::ifstream file("/proc/loadavg");
   double load = NAN;
   file >> load;
   return load;
+}
+
+// Threads other than this one that were runnable, averaged over `span`.
+// /proc/loadavg's fourth field ("2/90") counts the runnable threads at the
+// moment it is read, this one included. Unlike the 1-minute load average,
+// it forgets a process that has ended: right after a previous bench run,
+// the load average still read 1.9 on an idle machine and warned.
+double RunnableOthers(std::chrono::milliseconds span) {
+  const Clock::time_point end = Clock::now() + span;
+  double sum = 0;
+  int reads = 0;
+  do {
+    std::ifstream file("/proc/loadavg");
+    double skip = 0;
+    long running = 0;
+    if (file >> skip >> skip >> skip >> running) {
+      sum += static_cast<double>(std::max(0L, running - 1));
+      ++reads;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (Clock::now() < end);
+  return reads > 0 ? sum / reads : NAN;
 }
 
 struct CpuTimes {
@@ -853,7 +876,7 @@ int Run(const Settings& settings) {
   // The machine before anything runs: half a second of other processes' use.
   const double load_start = LoadAverage();
   const CpuTimes idle_start = ReadCpuTimes();
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const double runnable_start = RunnableOthers(std::chrono::milliseconds(500));
   const CpuTimes run_start = ReadCpuTimes();
   std::printf("%-44s %6s %12s %8s %8s %10s\n", "benchmark (rounds interleaved per group)", "reps",
               "median us", "IQR %", "GB/s", "pause us");
@@ -917,6 +940,7 @@ int Run(const Settings& settings) {
         {"pause_cap_us", std::chrono::duration_cast<std::chrono::microseconds>(kPauseCap).count()}}},
       {"machine",
        {{"load_1min_start", load_start},
+        {"runnable_others_start", runnable_start},
         {"start", Shares(idle_start, run_start)},
         {"run", Shares(run_start, run_end)},
         {"load_1min_end", LoadAverage()}}},

@@ -188,6 +188,19 @@ def cpu_times():
     return sum(v), sum(v) - v[3] - v[4] - v[7] - own_ticks, v[7]
 
 
+def runnable_others(seconds):
+    """Threads besides this one runnable, averaged over `seconds`: /proc/loadavg's
+    fourth field counts them at the moment it is read (leaky-bench's RunnableOthers;
+    the 1-minute load average still counts a run that has ended)."""
+    end, reads = time.monotonic() + seconds, []
+    while True:
+        with open("/proc/loadavg") as f:
+            reads.append(max(0, int(f.read().split()[3].split("/")[0]) - 1))
+        time.sleep(0.02)
+        if time.monotonic() >= end:
+            return sum(reads) / len(reads)
+
+
 def shares(a, b):
     total = b[0] - a[0]
     if total <= 0:
@@ -199,8 +212,10 @@ def shares(a, b):
 def warnings(machine):
     """leaky bench's thresholds (docs/design.md)."""
     found = []
-    if machine["load_1min_start"] >= 0.5:
-        found.append(f"busy machine: load average {machine['load_1min_start']:.2f} (1 minute) at the start")
+    runnable = machine.get("runnable_others_start")
+    if runnable is not None and runnable >= 0.5:
+        found.append(f"busy machine: {runnable:.1f} other threads runnable on average "
+                     "in the half second before the run")
     for when, during in (("start", "in the half second before the run"), ("run", "during the run")):
         others, steal = machine[when]["others_busy_pct"], machine[when]["steal_pct"]
         if others is not None and others >= 5:
@@ -231,9 +246,9 @@ def main():
     if args.rounds < 1 or args.passes < 1 or not args.min_time >= 0:
         parser.error("--rounds and --passes must be at least 1 and --min-time a number of seconds >= 0")
     method = Method(args.rounds, args.passes, args.min_time)
-    load_start = os.getloadavg()[0]
+    start_state = {"load_1min_start": os.getloadavg()[0]}
     idle_start = cpu_times()
-    time.sleep(0.5)
+    start_state["runnable_others_start"] = runnable_others(0.5)
     run_start = cpu_times()
     comparisons = []
 
@@ -249,7 +264,7 @@ def main():
 
     if args.only_quantized:
         quantized_rows(both)
-        return finish(args, method, load_start, idle_start, run_start, measured())
+        return finish(args, method, start_state, idle_start, run_start, measured())
     sizes = ((64 << 10, "64 Ki"), (1 << 20, "1 Mi")) if args.quick else \
         ((64 << 10, "64 Ki"), (256 << 10, "256 Ki"), (1 << 20, "1 Mi"))
     for size, label in sizes:
@@ -292,7 +307,7 @@ def main():
         both("rrelu 64 Mi training", lambda t: ops.rrelu(t, 0.125, 1 / 3, True, 1, 0),
              lambda t: F.rrelu(t, 0.125, 1 / 3, training=True), big)
         quantized_rows(both)
-    return finish(args, method, load_start, idle_start, run_start, measured())
+    return finish(args, method, start_state, idle_start, run_start, measured())
 
 
 def quantized_rows(both):
@@ -317,8 +332,8 @@ def quantized_rows(both):
              2 * size, use)
 
 
-def finish(args, method, load_start, idle_start, run_start, rows):
-    machine = {"load_1min_start": load_start, "start": shares(idle_start, run_start),
+def finish(args, method, start_state, idle_start, run_start, rows):
+    machine = {**start_state, "start": shares(idle_start, run_start),
                "run": shares(run_start, cpu_times()), "load_1min_end": os.getloadavg()[0]}
     found = warnings(machine)
     if method.capped:

@@ -402,10 +402,10 @@ json CheckTargets(const Results& results, const std::vector<int>& thread_counts)
 }
 
 // When the machine was busy, a run's numbers are the machine's: said
-// before the verdicts are read. Thresholds: a load average of half a core
-// at the start, 5% of the CPUs' time used by other processes or 2% stolen
-// by the hypervisor, a streaming copy whose quartiles are more than 10% of
-// its median apart (the copy is the steadiest thing measured; when it
+// before the verdicts are read. Thresholds: half a thread runnable besides
+// the bench's own, on average over the half second before the run; 5% of
+// the CPUs' time used by other processes or 2% stolen by the hypervisor; a
+// streaming copy whose quartiles are more than 10% of its median apart (the copy is the steadiest thing measured; when it
 // wavers, the memory system was shared).
 json Warnings(const json& raw, const Results& results) {
   json warnings = json::array();
@@ -415,8 +415,13 @@ json Warnings(const json& raw, const Results& results) {
     const auto it = object.find(key);
     return it != object.end() && it->is_number() ? it->get<double>() : NAN;
   };
-  const double load = number(machine, "load_1min_start");
-  if (load >= 0.5) warn("busy machine: load average " + Format(load, "%.2f") + " (1 minute) at the start");
+  // Runnable threads, not the 1-minute load average: that still counts a
+  // process that has ended, such as this bench's previous run.
+  const double runnable = number(machine, "runnable_others_start");
+  if (runnable >= 0.5) {
+    warn("busy machine: " + Format(runnable, "%.1f") +
+         " other threads runnable on average in the half second before the run");
+  }
   for (const char* when : {"start", "run"}) {
     const json shares = machine.value(when, json::object());
     const std::string during = std::string(when) == "start" ? "in the half second before the run"
