@@ -50,9 +50,11 @@ HWY_INLINE void StorePartial(typename Codec::D d, hn::Vec<typename Codec::D> v, 
 // dst (in-place): every vector is loaded before the store that covers it.
 // With `stream`, whole vectors go out as non-temporal stores once dst is
 // vector-aligned; the caller decides when that pays (see the store policy).
-template <class Codec, class Op, class... Sources>
-HWY_INLINE void Elementwise(size_t n, typename Codec::Storage* dst, bool stream, const Op& op,
+template <class LoadCodec, class Op, class... Sources>
+HWY_INLINE void Elementwise(size_t n, typename LoadCodec::Storage* dst, bool stream, const Op& op,
                             const Sources*... srcs) {
+  // Loads are the same through either; stores may drop the bf16 NaN guard.
+  using Codec = typename StoreCodecOf<LoadCodec, Op>::type;
   using Storage = typename Codec::Storage;
   const typename Codec::D d;
   const size_t lanes = hn::Lanes(d);
