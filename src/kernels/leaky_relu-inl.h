@@ -21,8 +21,9 @@ namespace HWY_NAMESPACE {
 template <class Codec>
 struct leaky_relu_forward_op {
   using D = typename Codec::D;
-  // Its only NaN results come from the multiply, quiet and with the input's
-  // payload: bf16 stores need no NaN guard (codecs-inl.h, StoreCodecOf).
+  // Its only NaN results come from the multiply: an input NaN, quieted with
+  // its payload, or the default NaN of -inf * 0; either has a zero low
+  // half, so bf16 stores need no NaN guard (codecs-inl.h, StoreCodecOf).
   // The backward passes dy through unchanged, a signalling NaN too, so it
   // keeps the guard (which quiets it).
   static constexpr bool kQuietNaNsOnly = true;
