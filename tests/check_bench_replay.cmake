@@ -15,6 +15,18 @@ function(replay raw out)
   set(summary "${summary}" PARENT_SCOPE)
 endfunction()
 
+# The replay data with `from` replaced by `to`, replayed into ${OUT}/name.
+function(replay_variant from to name)
+  file(READ ${DATA}/bench_replay_raw.json raw)
+  string(REPLACE "${from}" "${to}" variant "${raw}")
+  if(variant STREQUAL raw)
+    message(FATAL_ERROR "bench_replay_raw.json has no ${from} to replace")
+  endif()
+  file(WRITE ${OUT}/${name}_raw.json "${variant}")
+  replay(${OUT}/${name}_raw.json ${OUT}/${name})
+  set(summary "${summary}" PARENT_SCOPE)
+endfunction()
+
 # The check named `what`: its verdict and repeat chance.
 function(check what verdict_var chance_var)
   string(JSON count LENGTH "${summary}" targets)
@@ -71,18 +83,6 @@ string(JSON warnings GET "${summary}" warnings)
 if(warnings MATCHES "busy machine")
   message(FATAL_ERROR "a warning from the load average of an ended run: ${warnings}")
 endif()
-# The replay data with `from` replaced by `to`, replayed into ${OUT}/name.
-function(replay_variant from to name)
-  file(READ ${DATA}/bench_replay_raw.json raw)
-  string(REPLACE "${from}" "${to}" variant "${raw}")
-  if(variant STREQUAL raw)
-    message(FATAL_ERROR "bench_replay_raw.json has no ${from} to replace")
-  endif()
-  file(WRITE ${OUT}/${name}_raw.json "${variant}")
-  replay(${OUT}/${name}_raw.json ${OUT}/${name})
-  set(summary "${summary}" PARENT_SCOPE)
-endfunction()
-
 # A thread runnable all the while: the warning.
 replay_variant("\"runnable_others_start\": 0.0" "\"runnable_others_start\": 1.0" busy)
 string(JSON warnings GET "${summary}" warnings)

@@ -453,15 +453,16 @@ json CheckTargets(const Results& results, const std::vector<int>& thread_counts)
         const Key key{t.dtype, t.mode, n, th};
         const std::string against = t.against;
         std::string label = against;
-        const Series* theirs = nullptr;
-        std::vector<const Series*> peers;  // "best of": each one present
+        // What leaky is held against: one series, or each peer of "best of"
+        // (named in peer_names); nullptr where nothing was measured (n/a).
+        std::vector<const Series*> peers;
         std::vector<std::string> peer_names;
+        auto measured = [](const Series* s) { return s != nullptr && !s->gbps.empty() ? s : nullptr; };
         if (against == "limit") {
-          theirs = Limit(results, key);
+          peers = {measured(Limit(results, key))};
         } else if (against.starts_with("best of ")) {
           for (const std::string& peer : SplitList(against.substr(8))) {
-            const Series* s = Get(results, key, peer);
-            peers.push_back(s != nullptr && !s->gbps.empty() ? s : nullptr);  // nullptr: n/a
+            peers.push_back(measured(Get(results, key, peer)));
             peer_names.push_back(peer);
           }
           label = "each peer";
@@ -478,9 +479,8 @@ json CheckTargets(const Results& results, const std::vector<int>& thread_counts)
               other.dtype = modifier;
             }
           }
-          theirs = Get(results, other, contender);
+          peers = {measured(Get(results, other, contender))};
         }
-        if (peer_names.empty()) peers = {theirs != nullptr && !theirs->gbps.empty() ? theirs : nullptr};
         const Series* ours = Get(results, key, "leaky");
         Spread ratio;
         std::string verdict = "n/a";
@@ -519,8 +519,9 @@ json CheckTargets(const Results& results, const std::vector<int>& thread_counts)
 // before the verdicts are read. Thresholds: half a thread runnable besides
 // the bench's own, on average over the half second before the run; 5% of
 // the CPUs' time used by other processes or 2% stolen by the hypervisor; a
-// streaming copy whose quartiles are more than 10% of its median apart (the copy is the steadiest thing measured; when it
-// wavers, the memory system was shared).
+// streaming copy whose quartiles are more than 10% of its median apart
+// (the copy is the steadiest thing measured; when it wavers, the memory
+// system was shared).
 json Warnings(const json& raw, const Results& results) {
   json warnings = json::array();
   auto warn = [&warnings](const std::string& text) { warnings.push_back(text); };
