@@ -35,6 +35,9 @@ os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+# The folder holding cases.json and the kernels it names: this one, or
+# another corpus in the same format (--corpus, e.g. a sealed test set).
+CORPUS = HERE
 
 KINDS = {
     "pass", "misplaced", "not_written", "stale_tile", "overwritten_tile", "compute_before_copy",
@@ -47,7 +50,7 @@ MESSAGE_WIDTH = 120
 
 
 def load_cases():
-    with open(os.path.join(HERE, "cases.json")) as f:
+    with open(os.path.join(CORPUS, "cases.json")) as f:
         cases = json.load(f)
     names = set()
     for case in cases:  # a malformed case is the corpus's bug: say which, stop
@@ -87,7 +90,7 @@ class OpenCL:
             self.missing = shorten(e)
 
     def callable(self, case):
-        with open(os.path.join(HERE, case["file"])) as f:
+        with open(os.path.join(CORPUS, case["file"])) as f:
             source = f.read()
         return self.lt.opencl_leaky_relu(device=self.device, source=source,
                                          build_options=case.get("build_options"), op=case["op"],
@@ -128,7 +131,7 @@ def check_here(lt, case, opencl):
 
 def check_apart(case, device):
     """check_here in a fresh interpreter (see the module's docstring)."""
-    command = [sys.executable, os.path.abspath(__file__), "--one", case["name"]]
+    command = [sys.executable, os.path.abspath(__file__), "--corpus", CORPUS, "--one", case["name"]]
     if device is not None:
         command += ["--device", str(device)]
     done = subprocess.run(command, capture_output=True, text=True)
@@ -160,8 +163,15 @@ def main(argv=None):
     parser.add_argument("--both", action="store_true",
                         help="check the kernels and the diagnosis, each case run once")
     parser.add_argument("--device", type=int, default=None, help="OpenCL device index (default: any)")
+    parser.add_argument("--corpus", metavar="DIR", default=HERE,
+                        help="the folder with cases.json and its kernels (default: this one)")
+    parser.add_argument("--full", action="store_true",
+                        help="print every finding's whole message under its case")
     parser.add_argument("--one", metavar="NAME", help=argparse.SUPPRESS)  # check_apart's child
     args = parser.parse_args(argv)
+    global CORPUS
+    CORPUS = os.path.abspath(args.corpus)
+    sys.path.insert(0, CORPUS)  # its numpy_cases.py, if it has one
 
     cases = load_cases()
     if args.case:
@@ -225,6 +235,9 @@ def main(argv=None):
         if args.both:
             mark += "; %s %s" % (golden, "OK" if kernel_ok else "NOT AS PLANTED")
         print("%-40s expect %-36s %s  %s" % (case["name"], "|".join(expect), verdict, mark))
+        if args.full:
+            for finding in findings:
+                print("    [%s] %s" % (finding["kind"], " ".join(str(finding["message"]).split())))
         good += ok
         planted += kernel_ok
     what = "kernels as planted" if args.kernels_only else "diagnosed as expected"
