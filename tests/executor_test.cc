@@ -136,7 +136,8 @@ TEST(Executor, TheFirstTaskTakesTheTilesOfTasksThatHaveNotStarted) {
     std::vector<float> y = in_place ? x : std::vector<float>(n, 7.0f);
     // The driver's plan for this call (x and y, four bytes each; the
     // output's address sets the grid's lead).
-    const leaky_tiling plan = internal::PlanForCpu(n, sizeof(float), 2, options, y.data());
+    leaky_tiling plan;
+    ASSERT_EQ(internal::PlanForCpu("test", n, sizeof(float), 2, options, y.data(), &plan), LEAKY_OK);
     ASSERT_EQ(plan.cores_used, 3u);
     uint64_t others = 0;  // tiles of cores 1 and 2
     for (uint32_t core = 1; core < 3; ++core) others += leaky_tiling_tile_count(&plan, core);

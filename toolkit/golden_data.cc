@@ -33,11 +33,12 @@ class Distribution {
           throw std::invalid_argument("distribution '" + spec + "': expected " + form);
         }
       }
-      if (kind_ == "uniform" && a_ > b_) {
-        throw std::invalid_argument("distribution '" + spec + "': A must not exceed B in " + form);
+      // A golden whose inputs are all one value tests nothing: refused.
+      if (kind_ == "uniform" && a_ >= b_) {
+        throw std::invalid_argument("distribution '" + spec + "': A must be below B in " + form);
       }
-      if (kind_ == "normal" && b_ < 0) {
-        throw std::invalid_argument("distribution '" + spec + "': STD must not be negative in " +
+      if (kind_ == "normal" && b_ <= 0) {
+        throw std::invalid_argument("distribution '" + spec + "': STD must be positive in " +
                                     form);
       }
     } else if (kind_ != "hard" || colon != std::string::npos) {

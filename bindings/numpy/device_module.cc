@@ -72,7 +72,7 @@ py::array DeviceLeakyRelu(const py::array& x_in, double slope, uint32_t cores,
                           int device, int fault, const std::string& source,
                           const std::string& build_options) {
   const leaky_dtype dtype = leaky::numpy::DtypeOf(x_in, "x");
-  const py::array x = py::array::ensure(x_in, py::array::c_style);
+  const py::array x = leaky::numpy::Contiguous(x_in, "x");
   py::array y = ZerosLike(x);
   leaky_cl_device* d = DeviceFor({device, fault, source, build_options});
   const size_t n = static_cast<size_t>(x.size());
@@ -88,8 +88,8 @@ py::array DeviceLeakyReluBackward(const py::array& dy_in, const py::array& x_in,
                                   const std::string& source, const std::string& build_options) {
   const leaky_dtype dtype = leaky::numpy::DtypeOf(dy_in, "dy");
   if (leaky::numpy::DtypeOf(x_in, "x") != dtype) throw py::type_error("dy and x differ in dtype");
-  const py::array dy = py::array::ensure(dy_in, py::array::c_style);
-  const py::array x = py::array::ensure(x_in, py::array::c_style);
+  const py::array dy = leaky::numpy::Contiguous(dy_in, "dy");
+  const py::array x = leaky::numpy::Contiguous(x_in, "x");
   if (dy.size() != x.size()) throw py::value_error("dy and x differ in size");
   py::array dx = ZerosLike(dy);
   leaky_cl_device* d = DeviceFor({device, fault, source, build_options});

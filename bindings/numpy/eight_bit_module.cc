@@ -39,7 +39,7 @@ py::array Bytes(const py::array& a, const leaky_q8_params& q, const char* what) 
     throw py::type_error(std::string(what) + " has dtype " + leaky::numpy::DtypeName(a.dtype()) +
                          "; this type needs " + (signed_type ? "int8" : "uint8"));
   }
-  return py::array::ensure(a, py::array::c_style);
+  return leaky::numpy::Contiguous(a, what);
 }
 
 py::array OutputLike(const py::array& x, const std::optional<py::array>& out) {

@@ -32,6 +32,21 @@ inline leaky_dtype DtypeOf(const pybind11::array& a, const char* what) {
                              "; expected float32, float64, float16, or uint16 holding bfloat16 bits");
 }
 
+// The array itself if C-contiguous, else a C-contiguous copy; a MemoryError
+// naming `what` when the copy cannot be made (pybind11's ensure() returns an
+// empty handle then, with Python's error cleared: a zero-stride view of 2^40
+// elements once segfaulted here).
+inline pybind11::array Contiguous(const pybind11::array& a, const char* what) {
+  if (a.flags() & pybind11::array::c_style) return a;
+  pybind11::array packed = pybind11::array::ensure(a, pybind11::array::c_style);
+  if (!packed) {
+    PyErr_Format(PyExc_MemoryError, "%s: no memory for a contiguous copy of its %zd elements",
+                 what, static_cast<Py_ssize_t>(a.size()));
+    throw pybind11::error_already_set();
+  }
+  return packed;
+}
+
 inline bool SameShape(const pybind11::array& a, const pybind11::array& b) {
   if (a.ndim() != b.ndim()) return false;
   for (pybind11::ssize_t i = 0; i < a.ndim(); ++i) {

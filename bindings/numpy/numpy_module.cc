@@ -17,15 +17,10 @@ namespace py = pybind11;
 namespace {
 
 using leaky::numpy::Check;
+using leaky::numpy::Contiguous;
 using leaky::numpy::DtypeName;
 using leaky::numpy::DtypeOf;
 using leaky::numpy::SameShape;
-
-// The array itself if C-contiguous, else a C-contiguous copy (documented).
-py::array Packed(const py::array& a) {
-  if (a.flags() & py::array::c_style) return a;
-  return py::array::ensure(a, py::array::c_style);
-}
 
 // A new array like `like`, or the caller's `out` after checking it.
 py::array Output(const py::array& like, leaky_dtype dtype, const std::optional<py::array>& out) {
@@ -42,7 +37,7 @@ py::array Output(const py::array& like, leaky_dtype dtype, const std::optional<p
 py::array LeakyRelu(const py::array& x_in, double negative_slope, std::optional<py::array> out,
                     int num_threads) {
   const leaky_dtype dtype = DtypeOf(x_in, "x");
-  const py::array x = Packed(x_in);
+  const py::array x = Contiguous(x_in, "x");
   py::array y = Output(x, dtype, out);
   const leaky_options options{num_threads, -1, nullptr};
   const void* src = x.data();
@@ -65,8 +60,8 @@ py::array LeakyReluBackward(const py::array& dy_in, const py::array& saved_in,
     throw py::type_error("dy and saved have different dtypes");
   }
   if (!SameShape(dy_in, saved_in)) throw py::value_error("dy and saved have different shapes");
-  const py::array dy = Packed(dy_in);
-  const py::array saved = Packed(saved_in);
+  const py::array dy = Contiguous(dy_in, "dy");
+  const py::array saved = Contiguous(saved_in, "saved");
   py::array dx = Output(dy, dtype, out);
   const leaky_options options{num_threads, -1, nullptr};
   const void* a = dy.data();

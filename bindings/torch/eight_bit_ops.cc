@@ -9,6 +9,9 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <cmath>
+#include <limits>
+
 #include "common.h"
 #include "leaky/eight_bit.h"
 
@@ -34,8 +37,19 @@ template <class Run>
 at::Tensor QuantizedUnary(const at::Tensor& self, c10::optional<double> output_scale,
                           c10::optional<int64_t> output_zero_point, const char* op, Run run) {
   leaky_q8_params q = QuantizedParams(self, op);
-  q.output = {output_scale.value_or(q.input.scale),
-              static_cast<int32_t>(output_zero_point.value_or(q.input.zero_point))};
+  const double scale = output_scale.value_or(q.input.scale);
+  const int64_t zero_point = output_zero_point.value_or(q.input.zero_point);
+  // PyTorch keeps a quantized tensor's scale as a double but dequantizes in
+  // float: a scale beyond float's normal range gave a tensor of NaN (1e300)
+  // or of zeros (1e-300).
+  TORCH_CHECK_VALUE(std::isfinite(scale) && scale >= std::numeric_limits<float>::min() &&
+                        scale <= std::numeric_limits<float>::max(),
+                    "leaky::", op, ": output_scale ", scale,
+                    " is outside float32's normal range, in which PyTorch dequantizes");
+  TORCH_CHECK_VALUE(zero_point >= std::numeric_limits<int32_t>::min() &&
+                        zero_point <= std::numeric_limits<int32_t>::max(),
+                    "leaky::", op, ": output_zero_point ", zero_point, " is not a 32-bit integer");
+  q.output = {scale, static_cast<int32_t>(zero_point)};
   const at::Tensor x = self.contiguous();
   at::Tensor y = at::_empty_affine_quantized(x.sizes(), x.options(), q.output.scale,
                                              q.output.zero_point);

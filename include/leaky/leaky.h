@@ -44,6 +44,11 @@
 extern "C" {
 #endif
 
+/* The most threads a call may ask for (leaky_options.num_threads,
+ * leaky_executor.max_threads): the planner's core limit (leaky_plan_request's
+ * max_cores). A larger count is refused with LEAKY_ERROR_INVALID_OPTIONS. */
+#define LEAKY_MAX_THREADS 65536
+
 typedef enum leaky_dtype { LEAKY_F32 = 0, LEAKY_F64 = 1, LEAKY_F16 = 2, LEAKY_BF16 = 3 } leaky_dtype;
 
 typedef enum leaky_status {
@@ -52,8 +57,10 @@ typedef enum leaky_status {
   LEAKY_ERROR_INVALID_DTYPE = 2,         /* not one of leaky_dtype */
   LEAKY_ERROR_INVALID_PARAMETER = 3,     /* e.g. a NaN or infinite slope */
   LEAKY_ERROR_OVERLAP = 4,               /* an output partly overlaps an input */
-  LEAKY_ERROR_INVALID_OPTIONS = 5,       /* num_threads < 0, stream_stores not -1/0/1,
-                                            an executor with nothing to run on */
+  LEAKY_ERROR_INVALID_OPTIONS = 5,       /* num_threads not in [0, LEAKY_MAX_THREADS],
+                                            stream_stores not -1/0/1, an executor with
+                                            nothing to run on or max_threads not in
+                                            [1, LEAKY_MAX_THREADS] */
   LEAKY_ERROR_UNSUPPORTED = 6,           /* backward from the result with a negative slope */
   LEAKY_ERROR_SIZE = 7,                  /* n bytes do not fit the address space; size mismatch */
   LEAKY_ERROR_INTERNAL = 8,              /* e.g. the thread pool could not be created */
@@ -69,7 +76,7 @@ typedef enum leaky_status {
  *     concurrently (PyTorch's at::parallel_for, OpenMP, TBB, ...);
  *   - or, with parallel_for NULL, `pthreadpool` is a pthreadpool_t to run on
  *     (pthreadpool_parallelize_1d).
- * max_threads (>= 1) is how many tasks may usefully run at once; with
+ * max_threads (1 to LEAKY_MAX_THREADS) is how many tasks may usefully run at once; with
  * num_threads = 0 a call plans for that many. Inside every task the library
  * clears FTZ/DAZ (ARM: FZ) and restores the thread's state afterwards.
  * Results are bit-identical for every executor, thread count and task order.
@@ -89,7 +96,7 @@ typedef struct leaky_executor {
  * -Wmissing-field-initializers then warns in C++). */
 typedef struct leaky_options {
   int num_threads;   /* 0 = library default (all cores, or the executor's max_threads);
-                        1 = calling thread only */
+                        1 = calling thread only; at most LEAKY_MAX_THREADS */
   int stream_stores; /* -1 = automatic (non-temporal stores for calls
                         moving 16 MiB or more, except in place, per-channel
                         rows under 4096 elements and the compute-bound ops:

@@ -58,7 +58,7 @@ typedef struct leaky_plan_request {
   uint64_t total_length;      /* elements */
   uint32_t element_bytes;     /* bytes per stored element (2, 4 or 8) */
   uint32_t streams;           /* arrays touched per element: 2 forward, 3 backward */
-  uint32_t max_cores;         /* cores (threads) available, >= 1 */
+  uint32_t max_cores;         /* cores (threads) available, 1 .. LEAKY_MAX_THREADS */
   uint32_t align_bytes;       /* granule: a power of two multiple of element_bytes */
   uint64_t buffer_bytes;      /* per-core on-chip buffer / cache budget */
   uint32_t buffer_count;      /* 1 = single buffering, 2 = double buffering */

@@ -94,6 +94,26 @@ def test_torch_quantized_ops_match_the_numpy_entry_points():
         lf.quantized_leaky_relu(torch.zeros(3), 0.1)
 
 
+def test_quantized_parameters_pytorch_cannot_hold_and_quantized_inputs_to_float_ops():
+    torch = pytest.importorskip("torch")
+    import leaky.functional as lf
+    q = torch.quantize_per_tensor(torch.tensor([-1.0, 0.5, 2.0]), 0.1, 10, torch.quint8)
+    # Scales beyond float32's normal range dequantized to NaN or zeros.
+    for scale in (1e300, 1e-300, float("inf"), float("nan"), 0.0, -0.1):
+        with pytest.raises(ValueError, match="output_scale .* is outside float32's normal range"):
+            lf.quantized_leaky_relu(q, 0.2, scale, 0)
+    with pytest.raises(ValueError, match="output_zero_point 4294967301 is not a 32-bit integer"):
+        lf.quantized_leaky_relu(q, 0.2, 0.1, 2**32 + 5)
+    # A quantized tensor given to a float op: one line, not the dispatcher's dump.
+    for call in (lambda: torch.ops.leaky.leaky_relu(q, 0.2), lambda: torch.ops.leaky.relu(q),
+                 lambda: torch.ops.leaky.elu(q, 1.0, 1.0, 1.0)):
+        with pytest.raises(RuntimeError) as error:
+            call()
+        message = str(error.value)
+        assert "expected a float tensor, got a quantized one" in message, message
+        assert len(message.strip().splitlines()) == 1, message
+
+
 def test_cached_tables_tell_apart_every_parameter():
     # A thread keeps its last four tables; a call that differs in one bit
     # of one parameter (here the slope's sign of zero, which decides fp8's

@@ -117,7 +117,22 @@ def test_errors_leave_out_untouched():
         lnp.leaky_relu(big[:8], 0.2, out=big[4:12])
     with pytest.raises(ValueError, match="num_threads"):
         lnp.leaky_relu(x, 0.2, out=out, num_threads=-1)
+    # Beyond the plan's 65536 cores: refused (it once returned garbage).
+    for threads in (65537, 2**31 - 1):
+        with pytest.raises(ValueError, match="num_threads %d is not in" % threads):
+            lnp.leaky_relu(x, 0.2, out=out, num_threads=threads)
     assert np.all(out == 7.0)
+    assert np.array_equal(lnp.leaky_relu(x, 0.2, num_threads=65536), reference(x, 0.2))
+
+
+def test_an_input_whose_contiguous_copy_cannot_be_made_raises_memory_error():
+    # A zero-stride view of 2^40 elements: NumPy cannot copy it either (this
+    # once segfaulted: pybind11's ensure() returned an empty array).
+    view = np.lib.stride_tricks.as_strided(np.zeros(1, np.float32), shape=(1 << 40,), strides=(0,))
+    with pytest.raises(MemoryError, match="x: no memory for a contiguous copy"):
+        lnp.leaky_relu(view, 0.2)
+    with pytest.raises(MemoryError, match="dy: no memory"):
+        lnp.leaky_relu_backward(view, view, 0.2)
 
 
 def test_threads_run_concurrently_with_the_gil_released():

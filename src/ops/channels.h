@@ -24,7 +24,7 @@ struct ChannelCall {
 // dtype, options, and the layout: n = outer * channels * inner must not
 // overflow; channels == 0 only for an empty tensor. Short contiguous rows
 // turn automatic streaming stores off.
-leaky_status DescribeChannelCall(const char* function, leaky_dtype dtype, size_t outer,
+[[nodiscard]] leaky_status DescribeChannelCall(const char* function, leaky_dtype dtype, size_t outer,
                                  size_t channels, size_t inner, const leaky_options* options,
                                  ChannelCall* call);
 

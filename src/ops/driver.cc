@@ -1,5 +1,6 @@
 #include "ops/driver.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "plan/cpu_plan.h"
@@ -159,9 +160,8 @@ leaky_status CheckOp(const OpDesc& op) {
   return CheckOperands(op.call.function, operands, count);
 }
 
-void RunOp(const OpDesc& op) {
+leaky_status PlanOp(const OpDesc& op, leaky_tiling* tiling) {
   const Call& call = op.call;
-  if (call.n == 0) return;
   // The streams the pass moves: every elementwise array present, counted in
   // arrays of dst's element size, the plan's: an input of wider elements
   // (the epilogue's int32 to its byte output) is that many streams, so the
@@ -176,8 +176,17 @@ void RunOp(const OpDesc& op) {
   }
   if (op.side_output.pointer != nullptr && op.side_output.count == call.n) ++streams;
   const bool in_place = op.dst.pointer == op.x.pointer || op.dst.pointer == op.dy.pointer;
-  const leaky_tiling tiling = PlanForCpu(call.n, unit, streams,
-                                         InPlacePolicy(call.options, in_place), op.dst.pointer);
+  LEAKY_RETURN_IF_ERROR(PlanForCpu(call.function, call.n, unit, streams,
+                                   InPlacePolicy(call.options, in_place), op.dst.pointer, tiling));
+  // A per-channel reduction (ReducePerChannel) runs on all the call's threads.
+  const int threads = op.reduction.pointer != nullptr
+                          ? std::max(call.options.num_threads, static_cast<int>(tiling->cores_used))
+                          : static_cast<int>(tiling->cores_used);
+  return ReadyThreads(call.function, threads, call.options.executor);
+}
+
+void RunPlannedOp(const OpDesc& op, const leaky_tiling& tiling) {
+  const Call& call = op.call;
   // Stealing needs a deque per core, on the stack up to kMaxStealingCores
   // (larger machines run each core's range as planned), and tile numbers
   // that fit 32 bits; one core has nobody to steal from.
@@ -197,10 +206,17 @@ void RunOp(const OpDesc& op) {
               call.options.executor);
 }
 
+leaky_status RunOp(const OpDesc& op) {
+  if (op.call.n == 0) return LEAKY_OK;
+  leaky_tiling tiling;
+  LEAKY_RETURN_IF_ERROR(PlanOp(op, &tiling));
+  RunPlannedOp(op, tiling);
+  return LEAKY_OK;
+}
+
 leaky_status CheckAndRunOp(const OpDesc& op) {
   LEAKY_RETURN_IF_ERROR(CheckOp(op));
-  RunOp(op);
-  return LEAKY_OK;
+  return RunOp(op);
 }
 
 leaky_status RunUnaryOp(const Call& call, const void* x, void* y,

@@ -15,6 +15,7 @@
 
 #include "kernels/kernels.h"
 #include "leaky/leaky.h"
+#include "leaky/tiling.h"
 #include "runtime/operands.h"
 
 namespace leaky::internal {
@@ -37,7 +38,7 @@ struct Call {
 void KeepStoresCached(leaky_options* options);
 
 // Checks dtype, options and that every scalar is finite; fills *call.
-leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
+[[nodiscard]] leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
                           const leaky_options* options, std::initializer_list<NamedValue> scalars,
                           Call* call);
 
@@ -79,21 +80,26 @@ Slot<Pointer> Elementwise(const Call& call, const char* name, Pointer pointer,
 }
 
 // Every null, size and overlap rule of the described operands, once.
-leaky_status CheckOp(const OpDesc& op);
-// Plans and runs a checked op (nothing to do for n == 0).
-void RunOp(const OpDesc& op);
-// Both: what an entry point returns.
-leaky_status CheckAndRunOp(const OpDesc& op);
+[[nodiscard]] leaky_status CheckOp(const OpDesc& op);
+// The steps of running a checked op (n > 0) that can fail: its plan and its
+// threads. An op that writes more than dst (a reduction) takes them before
+// it writes anything, then runs the planned pass, which cannot fail.
+[[nodiscard]] leaky_status PlanOp(const OpDesc& op, leaky_tiling* tiling);
+void RunPlannedOp(const OpDesc& op, const leaky_tiling& tiling);
+// PlanOp, then RunPlannedOp (nothing to do for n == 0).
+[[nodiscard]] leaky_status RunOp(const OpDesc& op);
+// CheckOp, then RunOp: what an entry point returns.
+[[nodiscard]] leaky_status CheckAndRunOp(const OpDesc& op);
 
 using UnaryKernels = kernels::UnaryKernel[kernels::kDtypeCount];
 using BinaryKernels = kernels::BinaryKernel[kernels::kDtypeCount];
 
 // y = op(x) for a described call, y may be x: the dispatched kernel `field`.
-leaky_status RunUnaryOp(const Call& call, const void* x, void* y,
+[[nodiscard]] leaky_status RunUnaryOp(const Call& call, const void* x, void* y,
                         UnaryKernels kernels::KernelTable::*field, const kernels::Params& params);
 
 // dx = op(dy, saved), dx may be dy or saved (named `saved_name` in errors).
-leaky_status RunBinaryOp(const Call& call, const void* dy, const void* saved, void* dx,
+[[nodiscard]] leaky_status RunBinaryOp(const Call& call, const void* dy, const void* saved, void* dx,
                          BinaryKernels kernels::KernelTable::*field, const kernels::Params& params,
                          const char* saved_name = "saved");
 

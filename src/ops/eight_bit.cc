@@ -141,8 +141,7 @@ leaky_status RunForward(const Call& call, const leaky_q8_params& q, const RealFu
   LEAKY_RETURN_IF_ERROR(leaky::internal::CheckOp(op));
   if (call.n == 0) return LEAKY_OK;
   op.params.op.byte_table = {TablesFor(q, f, /*backward=*/false).table, nullptr, nullptr};
-  leaky::internal::RunOp(op);
-  return LEAKY_OK;
+  return leaky::internal::RunOp(op);
 }
 
 leaky_status RunBackward(const Call& call, const leaky_q8_params& q, const RealFunction& f,
@@ -157,8 +156,7 @@ leaky_status RunBackward(const Call& call, const leaky_q8_params& q, const RealF
   const CachedTables& tables = TablesFor(q, f, /*backward=*/true);
   op.params.op.byte_table = {tables.table, tables.pass,
                              leaky::eight_bit::SaturatesPassedValues(q) ? tables.keep : nullptr};
-  leaky::internal::RunOp(op);
-  return LEAKY_OK;
+  return leaky::internal::RunOp(op);
 }
 
 // RReLU in evaluation, forward and backward: LeakyReLU with the slope
@@ -272,8 +270,7 @@ extern "C" leaky_status leaky_q8_prelu_forward(const leaky_q8_params* q, size_t 
     leaky::eight_bit::BuildForwardTable(*q, f, tables.data() + 256 * k);
   }
   op.side_input.pointer = tables.data();  // the kernel reads the tables, not the weights
-  leaky::internal::RunOp(op);
-  return LEAKY_OK;
+  return leaky::internal::RunOp(op);
 }
 
 extern "C" leaky_status leaky_q8_leaky_relu_backward(const leaky_q8_params* q, size_t n,
@@ -374,8 +371,7 @@ extern "C" leaky_status leaky_q8_elu_backward(const leaky_q8_params* q, size_t n
   f.scale = scale;
   f.input_scale = input_scale;
   op.params.op.byte_table = {EluPairTableFor(*q, f, saved_is_result != 0), nullptr, nullptr};
-  leaky::internal::RunOp(op);
-  return LEAKY_OK;
+  return leaky::internal::RunOp(op);
 }
 
 extern "C" leaky_status leaky_q8_prelu_backward(const leaky_q8_params* q, size_t outer,
@@ -411,6 +407,8 @@ extern "C" leaky_status leaky_q8_prelu_backward(const leaky_q8_params* q, size_t
       return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: weight[%zu] is not finite", function, k);
     }
   }
+  leaky_tiling tiling;
+  LEAKY_RETURN_IF_ERROR(leaky::internal::PlanOp(op, &tiling));
   // dweight reads dy and x, which dx may overwrite in place: reduce first.
   // One task per channel; each sum is exact, so any split gives its bits.
   if (dweight != nullptr) {
@@ -443,7 +441,7 @@ extern "C" leaky_status leaky_q8_prelu_backward(const leaky_q8_params* q, size_t
   op.side_input.pointer = tables.data();  // the kernel reads the tables, not the weights
   op.params.op.byte_table = {nullptr, pass,
                              leaky::eight_bit::SaturatesPassedValues(*q) ? keep : nullptr};
-  leaky::internal::RunOp(op);
+  leaky::internal::RunPlannedOp(op, tiling);
   return LEAKY_OK;
 }
 

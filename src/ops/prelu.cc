@@ -49,6 +49,8 @@ extern "C" leaky_status leaky_prelu_backward(leaky_dtype dtype, size_t outer, si
     if (dweight != nullptr && channels > 0) std::memset(dweight, 0, channels * bytes);
     return LEAKY_OK;
   }
+  leaky_tiling tiling;
+  LEAKY_RETURN_IF_ERROR(leaky::internal::PlanOp(desc, &tiling));
   // dweight reads dy and x, which dx may overwrite in place: reduce first.
   if (dweight != nullptr) {
     leaky::internal::WithType(dtype, [&](auto* type) {
@@ -63,6 +65,6 @@ extern "C" leaky_status leaky_prelu_backward(leaky_dtype dtype, size_t outer, si
           static_cast<T*>(dweight), c.call.options);
     });
   }
-  leaky::internal::RunOp(desc);
+  leaky::internal::RunPlannedOp(desc, tiling);
   return LEAKY_OK;
 }

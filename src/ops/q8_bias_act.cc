@@ -109,8 +109,7 @@ extern "C" leaky_status leaky_q8_bias_act_forward(const leaky_q8_bias_act_params
   op.x = {"acc", acc, n, sizeof(int32_t)};
   op.side_input = {"bias", bias, channels, sizeof(int32_t), /*optional=*/true};
   op.dst = leaky::internal::Elementwise(c.call, "y", y);
-  leaky::internal::RunOp(op);
-  return LEAKY_OK;
+  return leaky::internal::RunOp(op);
 }
 
 extern "C" leaky_status leaky_q8_bias_act_multipliers(size_t count, const double* input_scale,

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <string>
 
 #include "runtime/cpu_facts.h"
+#include "runtime/error.h"
 
 namespace leaky::internal {
 namespace {
@@ -66,19 +68,30 @@ thread_local LastPlan last_plan{};
 
 }  // namespace
 
-leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
-                        const leaky_options& options, const void* output) {
+leaky_status PlanForCpu(const char* function, size_t n, size_t element_bytes, uint32_t streams,
+                        const leaky_options& options, const void* output, leaky_tiling* tiling) {
   leaky_plan_request request;
   FillCpuRequest(n, element_bytes, streams, options, reinterpret_cast<uintptr_t>(output), &request);
+  if (StepFailsForTesting(Step::kPlan)) request.max_cores = 0;  // a request the planner refuses
   LastPlan& last = last_plan;
-  if (last.valid && std::memcmp(&request, &last.request, sizeof(request)) == 0) return last.tiling;
-  leaky_tiling tiling;
-  // Every field was validated by the driver, so planning cannot fail here.
-  (void)leaky_plan_tiling(&request, &tiling);
+  if (last.valid && std::memcmp(&request, &last.request, sizeof(request)) == 0) {
+    *tiling = last.tiling;
+    return LEAKY_OK;
+  }
+  // The driver validated what the request is made of, so a refusal here is
+  // this library's bug; it still reaches the caller, before any output
+  // byte is written (a plan ignored here once ran on an unset tiling).
+  const leaky_status status = leaky_plan_tiling(&request, tiling);
+  if (status != LEAKY_OK) {
+    const std::string reason = leaky_last_error();
+    const char* planner = "leaky_plan_tiling: ";
+    const size_t skip = reason.rfind(planner, 0) == 0 ? std::strlen(planner) : 0;
+    return Fail(status, "%s: the call could not be planned: %s", function, reason.c_str() + skip);
+  }
   last.request = request;
-  last.tiling = tiling;
+  last.tiling = *tiling;
   last.valid = true;
-  return tiling;
+  return LEAKY_OK;
 }
 
 bool LastPlanForTesting(leaky_tiling* tiling) {

@@ -19,9 +19,12 @@ void FillCpuRequest(size_t n, size_t element_bytes, uint32_t streams,
                     leaky_plan_request* request);
 
 // Plans an elementwise pass over `streams` arrays of n elements whose output
-// starts at `output`. `options` must be resolved (num_threads >= 1).
-leaky_tiling PlanForCpu(size_t n, size_t element_bytes, uint32_t streams,
-                        const leaky_options& options, const void* output);
+// starts at `output` into *tiling. `options` must be resolved (num_threads
+// in [1, LEAKY_MAX_THREADS]). The planner's refusal comes back as its
+// status, its message prefixed by `function` (the caller's entry point).
+[[nodiscard]] leaky_status PlanForCpu(const char* function, size_t n, size_t element_bytes,
+                                      uint32_t streams, const leaky_options& options,
+                                      const void* output, leaky_tiling* tiling);
 
 // The plan this thread made or reused last (false before its first).
 // Tests read the store policy an op's call resolved to from it.

@@ -30,9 +30,9 @@ extern "C" leaky_status leaky_plan_tiling(const leaky_plan_request* request,
     return Fail(LEAKY_ERROR_INVALID_OPTIONS, "leaky_plan_tiling: streams %u is not in [1, 16]",
                 r.streams);
   }
-  if (r.max_cores == 0 || r.max_cores > 65536) {
-    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
-                "leaky_plan_tiling: max_cores %u is not in [1, 65536]", r.max_cores);
+  if (r.max_cores == 0 || r.max_cores > LEAKY_MAX_THREADS) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS, "leaky_plan_tiling: max_cores %u is not in [1, %d]",
+                r.max_cores, LEAKY_MAX_THREADS);
   }
   if (!IsPowerOfTwo(r.align_bytes) || r.align_bytes < r.element_bytes || r.align_bytes > 65536) {
     return Fail(LEAKY_ERROR_INVALID_OPTIONS,

@@ -1,5 +1,6 @@
 #include "runtime/error.h"
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 
@@ -10,6 +11,16 @@ namespace {
 // error line usually comes after a few hundred characters of warnings.
 thread_local char last_error[4096] = "";
 }  // namespace
+
+namespace {
+std::atomic<Step> failing_step{Step::kNone};
+}  // namespace
+
+void FailStepForTesting(Step step) { failing_step.store(step, std::memory_order_relaxed); }
+
+bool StepFailsForTesting(Step step) {
+  return failing_step.load(std::memory_order_relaxed) == step;
+}
 
 leaky_status Fail(leaky_status status, const char* format, ...) {
   va_list args;

@@ -18,6 +18,14 @@ namespace leaky::internal {
 leaky_status Fail(leaky_status status, const char* format, ...)
     __attribute__((format(printf, 2, 3)));
 
+// The steps of a call that can fail after its operands were checked, each
+// taken before any output byte is written. Tests make one fail
+// (FailStepForTesting) and check that its status reaches the caller with
+// the outputs untouched; StepFailsForTesting is the step's own check.
+enum class Step { kNone, kPlan, kThreads };
+void FailStepForTesting(Step step);  // kNone: no step fails (the default)
+bool StepFailsForTesting(Step step);
+
 }  // namespace leaky::internal
 
 #endif  // LEAKY_RUNTIME_ERROR_H_

@@ -80,9 +80,10 @@ size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* statu
 leaky_status ResolveOptions(const char* function, const leaky_options* options,
                             leaky_options* resolved) {
   *resolved = options != nullptr ? *options : leaky_options{0, -1, nullptr};
-  if (resolved->num_threads < 0) {
-    return Fail(LEAKY_ERROR_INVALID_OPTIONS, "%s: num_threads %d is negative (0 = all cores)",
-                function, resolved->num_threads);
+  if (resolved->num_threads < 0 || resolved->num_threads > LEAKY_MAX_THREADS) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
+                "%s: num_threads %d is not in [0, %d] (0 = all cores)", function,
+                resolved->num_threads, LEAKY_MAX_THREADS);
   }
   if (resolved->stream_stores < -1 || resolved->stream_stores > 1) {
     return Fail(LEAKY_ERROR_INVALID_OPTIONS,
@@ -95,9 +96,9 @@ leaky_status ResolveOptions(const char* function, const leaky_options* options,
       return Fail(LEAKY_ERROR_INVALID_OPTIONS,
                   "%s: the executor has neither parallel_for nor pthreadpool", function);
     }
-    if (executor->max_threads < 1) {
-      return Fail(LEAKY_ERROR_INVALID_OPTIONS, "%s: executor max_threads %d is not >= 1",
-                  function, executor->max_threads);
+    if (executor->max_threads < 1 || executor->max_threads > LEAKY_MAX_THREADS) {
+      return Fail(LEAKY_ERROR_INVALID_OPTIONS, "%s: executor max_threads %d is not in [1, %d]",
+                  function, executor->max_threads, LEAKY_MAX_THREADS);
     }
   }
   if (resolved->num_threads == 0) {

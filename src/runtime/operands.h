@@ -37,8 +37,8 @@ struct Operand {
 // space, and overlaps: a writer may equal an input of the same size exactly
 // (in place, kOutput only) and must not otherwise overlap any operand;
 // readers may overlap each other. Errors name the writer first.
-leaky_status CheckOperands(const char* function, const Operand* operands, size_t count);
-inline leaky_status CheckOperands(const char* function, std::initializer_list<Operand> operands) {
+[[nodiscard]] leaky_status CheckOperands(const char* function, const Operand* operands, size_t count);
+[[nodiscard]] inline leaky_status CheckOperands(const char* function, std::initializer_list<Operand> operands) {
   return CheckOperands(function, operands.begin(), operands.size());
 }
 
@@ -47,7 +47,7 @@ size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* statu
 
 // Fills defaults (NULL -> all defaults, num_threads 0 -> all cores) and
 // rejects out-of-range fields.
-leaky_status ResolveOptions(const char* function, const leaky_options* options,
+[[nodiscard]] leaky_status ResolveOptions(const char* function, const leaky_options* options,
                             leaky_options* resolved);
 
 // A scalar argument of an op.
@@ -55,11 +55,11 @@ struct NamedValue {
   const char* name;
   double value;
 };
-leaky_status CheckFinite(const char* function, std::initializer_list<NamedValue> values);
+[[nodiscard]] leaky_status CheckFinite(const char* function, std::initializer_list<NamedValue> values);
 
 // A call over n elements takes random-stream positions [offset, offset + n):
 // they must not run past 2^64 (RReLU, dropout).
-leaky_status CheckStreamRange(const char* function, uint64_t offset, size_t n);
+[[nodiscard]] leaky_status CheckStreamRange(const char* function, uint64_t offset, size_t n);
 
 }  // namespace leaky::internal
 

@@ -2,7 +2,10 @@
 
 #include <pthreadpool.h>
 
+#include <exception>
+
 #include "leaky/reference.hpp"
+#include "runtime/error.h"
 #include "runtime/pool.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -45,6 +48,19 @@ void ExecutorTask(void* context, size_t index) {
 }
 
 }  // namespace
+
+leaky_status ReadyThreads(const char* function, int threads, const leaky_executor* executor) {
+  if (threads <= 1 || executor != nullptr) return LEAKY_OK;
+  bool made = false;
+  if (!StepFailsForTesting(Step::kThreads)) {
+    try {
+      made = Pool() != nullptr;
+    } catch (const std::exception&) {  // the pool's memory (a thread that fails to start is
+    }                                   // left out, not an error)
+  }
+  if (!made) return Fail(LEAKY_ERROR_INTERNAL, "%s: the thread pool could not be created", function);
+  return LEAKY_OK;
+}
 
 void ParallelFor(size_t count, int threads, Task task, void* context,
                  const leaky_executor* executor) {

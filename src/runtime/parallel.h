@@ -15,9 +15,16 @@ namespace leaky::internal {
 
 using Task = void (*)(void* context, size_t index);
 
+// Makes sure the threads a call with `threads` threads and `executor` will
+// run on exist (the library's pool is made at its first use), so that the
+// call's ParallelFor cannot fail; `function` names the caller's entry point
+// in the error.
+[[nodiscard]] leaky_status ReadyThreads(const char* function, int threads,
+                                        const leaky_executor* executor);
+
 // Returns when every task has run. With threads <= 1 or count <= 1 the
 // calling thread runs them all, in order; otherwise `executor` (null: the
-// library's pool) does.
+// library's pool, readied by ReadyThreads) does.
 void ParallelFor(size_t count, int threads, Task task, void* context,
                  const leaky_executor* executor);
 

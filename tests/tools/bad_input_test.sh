@@ -151,6 +151,8 @@ SH
 fi
 refused 2 "no benchmark matches --filter 'no-such-benchmark'" "$leaky" bench --bench-binary "$bench" \
   --filter no-such-benchmark --out "$work/bench"
+refused 2 "--filter '[' is not a regular expression (a [ without its ])" "$leaky" bench \
+  --bench-binary "$bench" --filter '[' --out "$work/bench"
 refused 2 "--min-time must be a finite number" "$leaky" bench --bench-binary "$bench" --min-time nan \
   --out "$work/bench"
 # 7. --svg (and the timeline's rates) without --timeline.
@@ -187,6 +189,9 @@ refused 2 "expected normal[:MEAN,STD]" "$leaky" golden --dist normal:0 --out "$w
 refused 2 "expected uniform[:A,B]" "$leaky" golden --dist uniform:x,1 --out "$work/new"
 "$leaky" golden --help | grep -qF "uniform[:A,B]" || fail "golden --help does not say uniform[:A,B]"
 refused 2 "unknown distribution 'lognormal'" "$leaky" golden --dist lognormal --out "$work/new"
+# A distribution of one value (all inputs equal) tests nothing.
+refused 2 "STD must be positive" "$leaky" golden --dist normal:0,0 --out "$work/new"
+refused 2 "A must be below B" "$leaky" golden --dist uniform:1,1 --out "$work/new"
 # CLI11's own errors: one line too.
 refused 2 "--bogus" "$leaky" plan --elems 100 --bogus
 refused 2 "--golden is required" "$leaky" check "$work/g/golden.bin"

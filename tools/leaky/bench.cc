@@ -16,6 +16,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -655,6 +656,18 @@ std::string Quote(const std::string& text) {
   return quoted + "'";
 }
 
+// What is wrong with a regular expression, in words.
+std::string RegexProblem(std::regex_constants::error_type code) {
+  namespace rc = std::regex_constants;
+  if (code == rc::error_brack) return "a [ without its ]";
+  if (code == rc::error_paren) return "a ( without its )";
+  if (code == rc::error_brace) return "a { without its }";
+  if (code == rc::error_badrepeat) return "*, + or ? with nothing to repeat";
+  if (code == rc::error_escape) return "a \\ at the end or before an unknown letter";
+  if (code == rc::error_range) return "a range like z-a in brackets";
+  return "see the syntax of ECMAScript regular expressions";
+}
+
 // The names of the benchmarks `filter` selects, without running any.
 std::vector<std::string> ListBenchmarks(const std::string& binary, const Settings& settings) {
   std::string command = Quote(binary) + " --list";
@@ -702,7 +715,14 @@ int RunBench(const Settings& settings) {
   if (!fs::is_regular_file(binary, error)) {
     throw std::runtime_error("benchmark program not found: " + binary);
   }
-  // Checked before the output directory is made or anything runs.
+  // Checked before the output directory is made or anything runs; the
+  // regular expression in leaky-bench's grammar (std::regex, ECMAScript).
+  try {
+    (void)std::regex(settings.filter);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--filter '" + settings.filter + "' is not a regular expression (" +
+                     RegexProblem(e.code()) + ")");
+  }
   if (ListBenchmarks(binary, settings).empty()) {
     throw UsageError("no benchmark matches --filter '" + settings.filter + "'");
   }
