@@ -87,6 +87,8 @@ struct LabConfig {
   int quality_every = 0;        // steps between sample-quality points; 0: steps / 20
   ModelShape shape;             // --width, --init
   int probe_every = 500;        // steps between dead-unit probes (and the last step)
+  int checkpoint_every = 200;   // steps between a run's checkpoints (checkpoint.h)
+  bool force = false;           // replace a run folder that holds another study
   int shard_index = 1;          // run the shard_index-th of shard_count slices
   int shard_count = 1;
   bool terminal = true;         // progress as one updating line (else plain lines)

@@ -8,9 +8,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "data.h"
 #include "merge.h"
+#include "results_json.h"
 #include "metrics.h"
 #include "outputs.h"
 #include "summary.h"
@@ -44,7 +48,13 @@ Classifier LoadClassifier(const LabConfig& config, const Digits& digits, const t
   const std::filesystem::path cache =
       std::filesystem::path(config.data_dir) / "classifier-train8000.pt";
   if (std::filesystem::exists(cache)) {
-    torch::load(classifier, cache.string());
+    try {
+      torch::load(classifier, cache.string());
+    } catch (const std::exception&) {  // LibTorch's message is a page of stack trace
+      throw std::runtime_error(cache.string() + " is not a digit classifier this lab can read "
+                               "(damaged, or from another version): delete it and the lab trains "
+                               "it again");
+    }
   } else {
     std::fprintf(stderr, "gan: training the digit classifier once on %lld digits (cached in %s)\n",
                  static_cast<long long>(kClassifierTrainDigits), cache.string().c_str());
@@ -209,14 +219,97 @@ void SingleThreadedBlas() {
   }
 }
 
+// The fields of a configuration that decide a study's bits (not where it
+// runs, on how many threads, or how progress is shown).
+nlohmann::json StudyKey(const LabConfig& c) {
+  nlohmann::json variants = nlohmann::json::array();
+  for (const Variant& v : c.variants) {
+    variants.push_back({{"name", v.name}, {"activation", v.act.Name()}, {"layers", v.layers},
+                        {"batch_norm", v.batch_norm}, {"torch_impl", v.act.torch_impl}});
+  }
+  return {{"lab_version", kLabVersion},
+          {"preset", c.preset},
+          {"dataset", c.data == Dataset::kMnist ? "mnist" : "ring8"},
+          {"variants", variants},
+          {"base_activation", c.base_act.Name()},
+          {"steps", c.steps},
+          {"seeds", c.seeds},
+          {"first_seed", c.first_seed},
+          {"log_every", c.log_every},
+          {"batch", c.batch},
+          {"samples", c.samples},
+          {"quality_every", c.quality_every},
+          {"width", c.shape.width},
+          {"init", InitName(c.shape.init)},
+          {"probe_every", c.probe_every},
+          {"checkpoint_every", c.checkpoint_every},
+          {"shard", {c.shard_index, c.shard_count}}};
+}
+
+// The first key whose value differs, in words ("steps 800, not 1000").
+std::string FirstDifference(const nlohmann::json& held, const nlohmann::json& wanted) {
+  for (const auto& [key, value] : wanted.items()) {
+    if (!held.contains(key)) return key + " (not recorded)";
+    if (held[key] != value) return key + " " + held[key].dump() + ", not " + value.dump();
+  }
+  return "its record";
+}
+
+// Writes `text` to `path` through a temporary file: a kill leaves the old
+// file or the new one, never half of one.
+void WriteAtomically(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path partial = TemporaryFor(path);
+  {
+    std::ofstream out(partial);
+    out << text;
+    out.close();
+    if (!out) throw std::runtime_error("cannot write " + path.string());
+  }
+  std::filesystem::rename(partial, path);
+}
+
+std::string RunStem(int seed) { return "seed" + std::to_string(seed); }
+
 }  // namespace
 
+void PrepareRunFolder(const LabConfig& config, const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  const nlohmann::json key = StudyKey(config);
+  const fs::path record = dir / "lab.json";
+  std::error_code error;
+  if (fs::exists(dir, error) && !fs::is_empty(dir, error)) {
+    std::string problem;
+    if (!fs::exists(record)) {
+      problem = "holds files but no study of this lab (no lab.json)";
+    } else {
+      nlohmann::json held;
+      std::ifstream in(record);
+      held = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+      if (held.is_discarded() || !held.is_object()) {
+        problem = "has a damaged lab.json";
+      } else if (held != key) {
+        problem = "holds another study (" + FirstDifference(held, key) + ")";
+      }
+    }
+    if (problem.empty()) return;  // the same study: resume it
+    if (!config.force) {
+      throw std::invalid_argument(dir.string() + " " + problem +
+                                  ": give another --name, or --force to replace it");
+    }
+    fs::remove_all(dir);
+  }
+  fs::create_directories(dir);
+  WriteAtomically(record, key.dump(1) + "\n");
+}
+
 Results RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
+  namespace fs = std::filesystem;
   SingleThreadedBlas();
   if (config.threads > 0) torch::set_num_threads(config.threads);
-  const std::filesystem::path run_dir = std::filesystem::path(config.out_dir) / config.name;
-  std::filesystem::create_directories(run_dir);
+  const fs::path run_dir = fs::path(config.out_dir) / config.name;
+  // The data first: a lab that cannot read it leaves no folder behind.
   const LabData data = LoadLabData(config);
+  PrepareRunFolder(config, run_dir);
   const int quality_every = config.quality_every > 0 ? config.quality_every
                                                      : std::max(1, config.steps / 20);
 
@@ -225,37 +318,64 @@ Results RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
     PlannedVariant planned{v.name, v.act.Name(), v.batch_norm ? "batch" : "none", {}};
     for (const ActivationSpec& a : LayerActs(config, v)) planned.layer_activations.push_back(a.Name());
     study.plan.variants.push_back(std::move(planned));
-    std::filesystem::remove_all(run_dir / v.name);  // no files left from an earlier run
   }
   const std::vector<RunKey> runs = ShardRuns(config);
   Progress progress{0, static_cast<int>(runs.size()), Clock::now()};
   progress.total_steps = static_cast<double>(config.steps) * progress.run_count;
   std::vector<Run> runs_done;
-  bool stopped = false;
+  std::vector<std::string> unfinished;
   for (const RunKey& key : runs) {
     const Variant& v = config.variants[key.variant];
+    const std::string run_name = v.name + " seed " + std::to_string(key.seed);
+    if (stop) {
+      unfinished.push_back(run_name + " (not started)");
+      continue;
+    }
     progress.NextRun();
+    const fs::path variant_dir = run_dir / v.name;
+    const fs::path finished = variant_dir / (RunStem(key.seed) + ".run.json");
+    const fs::path checkpoint = variant_dir / (RunStem(key.seed) + ".checkpoint.pt");
+    if (fs::exists(finished)) {  // finished by an earlier, interrupted invocation
+      std::ifstream in(finished);
+      const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+      try {
+        runs_done.push_back(RunFromJson(j));
+        progress.done_steps += config.steps;
+        continue;
+      } catch (const nlohmann::json::exception&) {
+        std::fprintf(stderr, "gan: %s is damaged: training %s again\n", finished.string().c_str(),
+                     run_name.c_str());
+      }
+    }
+    fs::create_directories(variant_dir);
     // The plan's first seed keeps its sample grids and pre-activations,
     // whichever shard runs it.
     const bool capture = key.seed == config.first_seed;
-    std::vector<QualityPoint> quality;
     const std::optional<TrainedRun> run = TrainRun(
         config, data, v, key.seed, capture, quality_every,
         [&](int step) { progress.Logged(config, v, key.seed, step); },
-        [&](int step, const torch::Tensor& samples) {
-          quality.push_back({step, SampleQuality(config, data, samples)});
-        },
-        stop);
+        [&](const torch::Tensor& samples) { return SampleQuality(config, data, samples); },
+        checkpoint, stop);
     if (!run) {
-      stopped = true;
-      break;
+      unfinished.push_back(run_name + " (checkpointed)");
+      continue;
     }
-    WriteRunFiles(config, run_dir / v.name, key.seed, *run);
-    runs_done.push_back({v.name, key.seed,
-                         FinalOf(run->rows, run->probes, run->step_ms, quality.back().quality),
-                         run->rows, std::move(quality), run->probes});
+    WriteRunFiles(config, variant_dir, key.seed, *run);
+    Run done{v.name, key.seed,
+             FinalOf(run->rows, run->probes, run->step_ms, run->quality.back().quality),
+             run->rows, run->quality, run->probes};
+    WriteAtomically(finished, ToJson(done).dump() + "\n");
+    fs::remove(checkpoint);
+    runs_done.push_back(std::move(done));
   }
+  const bool stopped = !unfinished.empty();
   if (config.terminal) std::fprintf(stderr, "\n");
+  if (stopped) {
+    std::string list;
+    for (const std::string& u : unfinished) list += (list.empty() ? "" : ", ") + u;
+    std::fprintf(stderr, "gan: stopped early: %zu of %zu run(s) finished; not finished: %s; the "
+                 "same command resumes them\n", runs_done.size(), runs.size(), list.c_str());
+  }
   study.name = config.name;
   study.preset = config.preset;
   study.lab_version = kLabVersion;

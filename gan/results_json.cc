@@ -304,6 +304,53 @@ Study StudyFrom(const json& j) {
 
 }  // namespace
 
+json ToJson(const Run& run) {
+  json j = {{"variant", run.variant}, {"seed", run.seed}, {"final", FinalJson(run.final, Counts::kWhole)}};
+  json rows = json::array(), points = json::array();
+  for (const Row& row : run.history) rows.push_back(RowJson(row));
+  for (const QualityPoint& p : run.quality_history) points.push_back(QualityPointJson(p));
+  j["history"] = rows;
+  j["quality_history"] = points;
+  if (run.probe_history) {
+    json probes = json::array();
+    for (const Probe& p : *run.probe_history) probes.push_back(ProbeJson(p));
+    j["probe_history"] = probes;
+  }
+  return j;
+}
+
+Run RunFromJson(const json& j) {
+  Run r;
+  r.variant = j.at("variant").get<std::string>();
+  r.seed = j.at("seed").get<int>();
+  r.final = FinalFrom(j.at("final"));
+  for (const json& row : j.at("history")) r.history.push_back(RowFrom(row));
+  for (const json& p : j.at("quality_history")) {
+    r.quality_history.push_back({p.at("step").get<int>(), GetQuality(p)});
+  }
+  if (j.contains("probe_history")) {
+    r.probe_history.emplace();
+    for (const json& p : j["probe_history"]) r.probe_history->push_back(ProbeFrom(p));
+  }
+  return r;
+}
+
+json HistoryJson(const std::vector<Row>& rows, const std::vector<QualityPoint>& quality,
+                 const std::vector<Probe>& probes) {
+  json j = {{"rows", json::array()}, {"quality", json::array()}, {"probes", json::array()}};
+  for (const Row& row : rows) j["rows"].push_back(RowJson(row));
+  for (const QualityPoint& p : quality) j["quality"].push_back(QualityPointJson(p));
+  for (const Probe& p : probes) j["probes"].push_back(ProbeJson(p));
+  return j;
+}
+
+void HistoryFromJson(const json& j, std::vector<Row>* rows, std::vector<QualityPoint>* quality,
+                     std::vector<Probe>* probes) {
+  for (const json& row : j.at("rows")) rows->push_back(RowFrom(row));
+  for (const json& p : j.at("quality")) quality->push_back({p.at("step").get<int>(), GetQuality(p)});
+  for (const json& p : j.at("probes")) probes->push_back(ProbeFrom(p));
+}
+
 json ToJson(const Results& results) {
   json j = StudyJson(results.study);
   json variants = json::array();

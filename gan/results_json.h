@@ -22,6 +22,17 @@ Claim ClaimFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const PrecisionTable& table);
 PrecisionTable PrecisionFromJson(const nlohmann::json& j);
 
+// One finished run, as a resumable lab keeps it beside the run's files
+// (the same fields as its entry in results.json, so a resumed study writes
+// the same bytes).
+nlohmann::json ToJson(const Run& run);
+Run RunFromJson(const nlohmann::json& j);
+// A run's logged rows, quality points and probes so far (a checkpoint's).
+nlohmann::json HistoryJson(const std::vector<Row>& rows, const std::vector<QualityPoint>& quality,
+                           const std::vector<Probe>& probes);
+void HistoryFromJson(const nlohmann::json& j, std::vector<Row>* rows,
+                     std::vector<QualityPoint>* quality, std::vector<Probe>* probes);
+
 // `dir`/results.json. Throws std::runtime_error with one line when there is
 // none or it is not the lab's.
 Results ReadResults(const std::filesystem::path& dir);

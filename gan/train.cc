@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "checkpoint.h"
 #include "metrics.h"
 
 namespace leaky::gan {
@@ -57,29 +58,39 @@ Probe ProbeUnits(const LabData& data, Generator& g, Discriminator& d, int step) 
 std::optional<TrainedRun> TrainRun(
     const LabConfig& c, const LabData& data, const Variant& v, int seed, bool capture,
     int quality_every, const std::function<void(int step)>& on_log,
-    const std::function<void(int step, const torch::Tensor& samples)>& on_quality,
-    const std::atomic<bool>& stop) {
+    const std::function<Quality(const torch::Tensor& samples)>& measure,
+    const std::filesystem::path& checkpoint, const std::atomic<bool>& stop) {
   torch::manual_seed(static_cast<uint64_t>(seed));  // same weights for every variant
   Generator g(c.data, c.shape);
   Discriminator d(c.data, LayerActs(c, v), v.batch_norm, seed, c.shape);
   torch::optim::Adam opt_g(g->parameters(), torch::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
   torch::optim::Adam opt_d(d->parameters(), torch::optim::AdamOptions(2e-4).betas({0.5, 0.999}));
-  torch::Generator data_gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 2 + 1);
-  torch::Generator noise_gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 2 + 2);
-  torch::Tensor order;
-  int64_t cursor = 0;
+  const Models models{g, d, opt_g, opt_d};
+  TrainingState state;
+  state.data_gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 2 + 1);
+  state.noise_gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 2 + 2);
+  if (!checkpoint.empty() && std::filesystem::exists(checkpoint)) {
+    LoadCheckpoint(checkpoint, models, &state);
+  }
+  TrainedRun& run = state.run;
+  const auto save = [&] {
+    if (!checkpoint.empty()) SaveCheckpoint(checkpoint, models, state);
+  };
   const auto ones = [](const torch::Tensor& t) { return torch::ones_like(t); };
   const auto bce = [](const torch::Tensor& logits, const torch::Tensor& target) {
     return torch::nn::functional::binary_cross_entropy_with_logits(logits, target);
   };
-  TrainedRun run;
-  double step_seconds = 0, logged_seconds = 0;
+  double logged_seconds = 0;
   int logged_steps = 0;
   const int checkpoints[] = {std::max(1, c.steps / 4), std::max(1, c.steps / 2), c.steps};
-  for (int step = 1; step <= c.steps; ++step) {
-    if (stop) return std::nullopt;
-    const torch::Tensor real = RealBatch(c, data, data_gen, order, cursor);
-    const torch::Tensor z = torch::randn({real.size(0), g->latent()}, noise_gen, torch::kFloat32);
+  for (int step = state.step + 1; step <= c.steps; ++step) {
+    if (stop) {
+      save();  // what the steps so far did is kept: the same command goes on from here
+      return std::nullopt;
+    }
+    const torch::Tensor real = RealBatch(c, data, state.data_gen, state.order, state.cursor);
+    const torch::Tensor z =
+        torch::randn({real.size(0), g->latent()}, state.noise_gen, torch::kFloat32);
     const bool log = step % c.log_every == 0 || step == c.steps;
     const auto t0 = Clock::now();
     // Discriminator step (captures on the real batch at logging steps).
@@ -100,7 +111,7 @@ std::optional<TrainedRun> TrainRun(
     g_loss.backward();
     opt_g.step();
     const double seconds = Seconds(t0);
-    step_seconds += seconds;
+    state.step_seconds += seconds;
     logged_seconds += seconds;
     ++logged_steps;
     if (log) {
@@ -138,13 +149,15 @@ std::optional<TrainedRun> TrainRun(
       torch::NoGradGuard no_grad;
       g->eval();
       torch::Generator sample_gen = at::detail::createCPUGenerator(kQualitySamplesSeed);
-      on_quality(step, g->forward(torch::randn({c.samples, g->latent()}, sample_gen,
-                                               torch::kFloat32)));
+      run.quality.push_back({step, measure(g->forward(torch::randn({c.samples, g->latent()},
+                                                                    sample_gen, torch::kFloat32)))});
       g->train();
     }
+    state.step = step;
+    if (c.checkpoint_every > 0 && step % c.checkpoint_every == 0 && step < c.steps) save();
   }
-  run.step_ms = 1000.0 * step_seconds / c.steps;
-  return run;
+  run.step_ms = 1000.0 * state.step_seconds / c.steps;
+  return std::move(run);
 }
 
 double Seconds(Clock::time_point from) {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <utility>
@@ -47,6 +48,7 @@ inline constexpr int64_t kProbeImages = 512;
 
 struct TrainedRun {
   std::vector<Row> rows;
+  std::vector<QualityPoint> quality;  // every quality_every steps and at the last
   std::vector<Probe> probes;   // MNIST: every probe_every steps and at the last
   std::vector<std::pair<int, torch::Tensor>> sample_grids;  // (step, generated samples)
   torch::Tensor preact2;       // layer 2's pre-activations at the last logged step
@@ -54,16 +56,19 @@ struct TrainedRun {
 };
 
 // Trains; `on_log(step)` is called at every logged step (progress), and
-// `on_quality(step, samples)` every `quality_every` steps and at the last
-// with config.samples generated samples (the same noise every time and in
-// every run, the generator in eval mode). With `capture` the sample grids (at
-// a quarter, half and the end) and the pre-activations are kept. Returns
-// nothing if `stop` became true.
+// `measure(samples)` every `quality_every` steps and at the last with
+// config.samples generated samples (the same noise every time and in every
+// run, the generator in eval mode). With `capture` the sample grids (at a
+// quarter, half and the end) and the pre-activations are kept.
+// With a `checkpoint` path the run's whole state is saved there every
+// config.checkpoint_every steps and when `stop` becomes true, and a run that
+// finds one there goes on from it (checkpoint.h): the result has the bits of
+// an uninterrupted run. Returns nothing if `stop` became true.
 std::optional<TrainedRun> TrainRun(
     const LabConfig& config, const LabData& data, const Variant& v, int seed, bool capture,
     int quality_every, const std::function<void(int step)>& on_log,
-    const std::function<void(int step, const torch::Tensor& samples)>& on_quality,
-    const std::atomic<bool>& stop);
+    const std::function<Quality(const torch::Tensor& samples)>& measure,
+    const std::filesystem::path& checkpoint, const std::atomic<bool>& stop);
 
 }  // namespace leaky::gan
 

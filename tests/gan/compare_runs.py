@@ -1,6 +1,8 @@
 """Two lab run folders hold the same study bit for bit, wall-time fields
 aside: results.json (without step_ms, speed_check and the run's name), every
-variant folder's files (CSV without the step_ms column; PNG sample grids and
+variant folder's files (CSV without the step_ms column; each finished run's
+record, seed<k>.run.json, without step_ms, where both folders have it; PNG
+sample grids and
 pre-activations byte for byte), and the same set of files.
 
 usage: compare_runs.py <run dir> <run dir>     (exit 1 naming the first difference)
@@ -74,11 +76,23 @@ def compare(a, b):
     if found:
         return found
     fa, fb = variant_files(a), variant_files(b)
+    # A run's record is where its process ran it: in the run folder, or in a
+    # shard's for --jobs and Slurm. Compared where both folders hold it.
+    for records, others in ((fa, fb), (fb, fa)):
+        for name in [n for n in records if n.endswith(".run.json") and n not in others]:
+            del records[name]
     if sorted(fa) != sorted(fb):
         return f"files differ: {sorted(set(fa) ^ set(fb))}"
     for name in fa:
         if name.endswith(".csv"):
             same = csv_without_wall_time(fa[name]) == csv_without_wall_time(fb[name])
+        elif name.endswith(".run.json"):
+            with open(fa[name]) as x, open(fb[name]) as y:
+                found = first_difference(without_wall_time(json.load(x)),
+                                         without_wall_time(json.load(y)), name)
+            if found:
+                return found
+            same = True
         else:
             with open(fa[name], "rb") as x, open(fb[name], "rb") as y:
                 same = x.read() == y.read()

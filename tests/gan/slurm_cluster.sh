@@ -75,7 +75,9 @@ SlurmctldPort=$port
 SlurmdPort=$((port + 1))
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$munge_dir/munge.socket
+# cred_expire: how long a requeued job waits before it starts again (120 s
+# by default; the requeue test would wait that long).
+AuthInfo=socket=$munge_dir/munge.socket,cred_expire=10
 StateSaveLocation=$SLURM_DIR/state
 SlurmdSpoolDir=$SLURM_DIR/spool
 SlurmctldPidFile=$SLURM_DIR/slurmctld.pid

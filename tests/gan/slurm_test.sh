@@ -63,6 +63,26 @@ grep -q "^\[4/4\]\|^\[2/2\]" "$merged/slurm/shard-1-of-2.out" ||
 ! grep -q $'\r' "$merged"/slurm/*.out || fail "carriage returns in the Slurm logs"
 /usr/bin/python3 "$here/compare_runs.py" "$scratch/runs/local" "$merged"
 
+# A task requeued mid-run (Slurm stops it with SIGTERM and starts the same
+# command again): its shard resumes from the checkpoints, and the merged
+# study equals the local one bit for bit.
+long=(gan --preset ring8 --steps 1500 --log-every 10 --seeds 2 --acts relu,lrelu:0.2 --threads 1
+      --samples 400 --no-speed-check --checkpoint-every 50 --out "$scratch/runs")
+"$leaky" "${long[@]}" --name local-long >/dev/null 2>&1
+submitted=$("$leaky" "${long[@]}" --name requeued --slurm --jobs 2 --slurm-args "--time=10:00")
+array=$(grep -o "submitted job array [0-9]*" <<<"$submitted" | grep -o "[0-9]*$")
+[ -n "$array" ] || fail "no job array: $submitted"
+shard1="$scratch/runs/requeued/shards/shard-1-of-2"
+slurm_wait_for "ls $shard1/*/seed*.checkpoint.pt >/dev/null 2>&1" 120 || fail "no checkpoint in $shard1"
+scontrol requeue "${array}_1"
+if ! slurm_wait_for "[ -z \"\$(squeue -h)\" ]" 400; then
+  squeue; fail "the requeued jobs did not finish within 400 s"
+fi
+log="$scratch/runs/requeued/slurm/shard-1-of-2.out"
+grep -q "stopped early" "$log" || { tail -20 "$log"; fail "the requeued task did not stop at a checkpoint"; }
+[ -f "$scratch/runs/requeued/results.json" ] || { tail -20 "$log"; fail "the requeued study was not merged"; }
+/usr/bin/python3 "$here/compare_runs.py" "$scratch/runs/local-long" "$scratch/runs/requeued"
+
 # A controller that does not answer: one line, exit 2, nothing written.
 kill "${SLURM_PIDS[1]}"
 wait "${SLURM_PIDS[1]}" 2>/dev/null || true

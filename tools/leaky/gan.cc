@@ -195,9 +195,15 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
         throw std::invalid_argument("--shard runs one shard: not with --jobs or --slurm");
       }
       if (o->slurm || o->slurm_dry_run) return SubmitSlurm(*o, c);
+      // Ctrl-C, and Slurm's SIGTERM before a requeue or at the time limit:
+      // the runs in progress save a checkpoint and the command stops.
       std::signal(SIGINT, OnInterrupt);
+      std::signal(SIGTERM, OnInterrupt);
       if (o->jobs > 1) return RunWorkers(*o, c, g_stop);
       gan::Results results = gan::RunLab(c, g_stop);
+      // Stopped before any run finished: nothing to summarise (RunLab said
+      // which runs it kept checkpoints of).
+      if (results.variants.empty()) return g_stop ? 130 : 0;
       // One speed check per study: a shard other than the first skips it.
       if (o->speed_check && !g_stop && c.shard_index == 1) {
         results.study.speed_check = gan::MeasureSpeedCheck(c.data, c.shape, c.batch);

@@ -25,8 +25,8 @@ struct GanOptions {
               out = "runs", data_dir, shard, slurm_args;
   std::string init = "dcgan";
   int steps = 0, seeds = 0, first_seed = 0, log_every = 0, threads = 0, samples = 0, jobs = 1,
-      width = 1;
-  bool speed_check = true, slurm = false, slurm_dry_run = false;
+      width = 1, checkpoint_every = 200;
+  bool speed_check = true, slurm = false, slurm_dry_run = false, force = false;
 };
 
 // Declares `leaky gan`'s options on `cmd`, filling `o`.

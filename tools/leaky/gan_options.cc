@@ -56,7 +56,22 @@ void AddGanOptions(CLI::App* cmd, GanOptions* o) {
               0);
   WholeNumber(cmd->add_option("--samples", o->samples, "generated samples for the quality metrics"),
               1);
-  cmd->add_option("--name", o->name, "run name: output in <out>/<name>");
+  cmd->add_option("--name", o->name, "run name: output in <out>/<name>")
+      ->check([](const std::string& name) -> std::string {
+        // The run folder must be one folder inside --out: an empty name
+        // once fell back to gan-demo's, and ../x wrote outside --out.
+        if (name.empty()) return "--name must not be empty";
+        if (name == "." || name == ".." || name.find('/') != std::string::npos) {
+          return "--name '" + name + "' must be a folder name inside --out (no '/', not . or ..)";
+        }
+        return "";
+      });
+  cmd->add_flag("--force", o->force,
+                "replace the run folder when it holds another study (the same study resumes)");
+  WholeNumber(cmd->add_option("--checkpoint-every", o->checkpoint_every,
+                              "steps between a run's checkpoints (a killed run resumes from its "
+                              "last)"),
+              1);
   cmd->add_option("--out", o->out, "output root");
   cmd->add_option("--data-dir", o->data_dir,
                   "where scripts/fetch_mnist.sh put the digits (default: $LEAKY_DATA_DIR, else " +
@@ -109,6 +124,8 @@ gan::LabConfig MakeConfig(const GanOptions& o) {
   if (o.log_every > 0) c.log_every = o.log_every;
   if (o.samples > 0) c.samples = o.samples;
   c.threads = o.threads;
+  c.checkpoint_every = o.checkpoint_every;
+  c.force = o.force;
   c.out_dir = o.out;
   c.data_dir = o.data_dir.empty() ? DefaultDataDir() : o.data_dir;
   c.base_act = gan::ParseActivation(o.base);
@@ -194,6 +211,7 @@ std::vector<std::string> ShardArgs(const GanOptions& o, const gan::LabConfig& c,
   add_number("--samples", o.samples);
   add_number("--threads", threads);
   add_number("--width", o.width);
+  add_number("--checkpoint-every", o.checkpoint_every);
   add("--init", o.init);
   add("--data-dir", fs::absolute(c.data_dir).string());
   add("--out", (run_dir / "shards").string());

@@ -151,6 +151,10 @@ int SubmitSlurm(const GanOptions& o, const gan::LabConfig& c) {
       "#SBATCH --ntasks=1\n"
       "#SBATCH --cpus-per-task=" + std::to_string(threads) + "\n"
       "#SBATCH --output=" + (slurm_dir / ("shard-%a-of-" + n + ".out")).string() + "\n"
+      "# Requeued (preempted, a node lost), a task runs the same command again:\n"
+      "# the shard resumes from its runs' checkpoints (SIGTERM saves them).\n"
+      "#SBATCH --requeue\n"
+      "#SBATCH --open-mode=append\n"
       "exec " + Command(task) + "\n";
   const std::string merge_script =
       "#!/bin/bash\n"

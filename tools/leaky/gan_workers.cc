@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "gan_launch.h"
+#include "lab.h"
 #include "merge.h"
 
 namespace leaky::tools {
@@ -107,7 +108,9 @@ int RunWorkers(const GanOptions& o, const gan::LabConfig& c, const std::atomic<b
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = o.threads > 0 ? o.threads : std::max(1, cores / count);
   const fs::path run_dir = fs::absolute(fs::path(c.out_dir) / c.name);
-  fs::remove_all(run_dir / "shards");
+  // The study's folder: the same study resumes (each worker its shard's
+  // finished runs and checkpoints), another is refused unless --force.
+  gan::PrepareRunFolder(c, run_dir);
   fs::create_directories(run_dir / "shards");
   std::fprintf(stderr, "gan: %d worker(s), %d thread(s) each, shards in %s\n", count, threads,
                (run_dir / "shards").string().c_str());
@@ -160,6 +163,10 @@ int RunWorkers(const GanOptions& o, const gan::LabConfig& c, const std::atomic<b
     if (fs::exists(shard / "results.json")) merge.inputs.push_back(shard.string());
   }
   merge.allow_partial = stop || failed;
+  if (merge.inputs.empty() && stop) {
+    std::fprintf(stderr, "gan: stopped before any run finished; the same command resumes them\n");
+    return 130;
+  }
   if (merge.inputs.empty()) throw std::runtime_error("--jobs: no worker wrote its results");
   WriteResults(gan::MergeResults(merge), run_dir);
   return stop ? 130 : failed ? 1 : 0;
