@@ -58,9 +58,13 @@ Final FinalOf(const std::vector<Row>& rows, const std::vector<Probe>& probes, do
   f.d_fake = Tail(rows, [](const Row& r) { return r.d_fake; });
   f.grad_norm_first_layer = Tail(rows, [](const Row& r) { return r.grad_norm; });
   f.step_ms = step_ms;
-  for (const auto& [to, field] : {std::pair{&f.sparsity_zero, &Row::zero},
-                                  {&f.sparsity_nonpos, &Row::nonpos},
-                                  {&f.dead_channels, &Row::dead}}) {
+  for (const auto& pair : {std::pair{&f.sparsity_zero, &Row::zero},
+                           {&f.sparsity_nonpos, &Row::nonpos},
+                           {&f.dead_channels, &Row::dead}}) {
+    // Named, not a structured binding: clang 14 (the fuzz build) cannot
+    // capture one in a lambda.
+    PerLayer* to = pair.first;
+    const auto field = pair.second;
     for (size_t l = 0; l < (rows.front().*field).size(); ++l) {
       to->push_back(Tail(rows, [&](const Row& r) { return (r.*field)[l]; }));
     }

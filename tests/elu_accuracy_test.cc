@@ -143,11 +143,20 @@ TEST(EluAccuracy, DenseFloat32) {
 // input_scale 0 sends -inf to expm1(NaN): NaN must come out (the f32
 // kernel's clamps would otherwise turn it into a number), and +-0 and
 // finite inputs give expm1(0) = 0 times the coefficient.
+// The backward too (exp(NaN) was 0, so dx was 0: c_abi_fuzz found it with
+// input_scale -0), in f32 and f64.
 TEST(EluAccuracy, ZeroInputScaleSpecials) {
   const std::vector<float> x = {-INFINITY, -1.0f, -0.0f, 0.0f, NAN, INFINITY, -1e-40f, -3e38f};
+  const std::vector<float> dy(x.size(), 1.25f);
+  const std::vector<double> x64(x.begin(), x.end()), dy64(dy.begin(), dy.end());
   ForEachTarget([&](const std::string& target) {
-    const int64_t forward = MaxForwardError(x, Coefficients{1.5, 2.0, 0.0});
-    EXPECT_EQ(forward, 0) << target;
+    for (double input_scale : {0.0, -0.0}) {
+      const Coefficients c{1.5, 2.0, input_scale};
+      EXPECT_EQ(MaxForwardError(x, c), 0) << target << " " << input_scale;
+      EXPECT_EQ(MaxBackwardError(x, dy, c), 0) << target << " " << input_scale;
+      EXPECT_EQ(MaxForwardError(x64, c), 0) << target << " " << input_scale;
+      EXPECT_EQ(MaxBackwardError(x64, dy64, c), 0) << target << " " << input_scale;
+    }
   });
 }
 

@@ -54,7 +54,7 @@
 extern "C" {
 #endif
 
-typedef enum leaky_type8 {
+typedef enum leaky_type8 LEAKY_ENUM_INT {
   LEAKY_QU8 = 0,
   LEAKY_QS8 = 1,
   LEAKY_FP8_E4M3 = 2,

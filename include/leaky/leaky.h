@@ -49,7 +49,23 @@ extern "C" {
  * max_cores). A larger count is refused with LEAKY_ERROR_INVALID_OPTIONS. */
 #define LEAKY_MAX_THREADS 65536
 
-typedef enum leaky_dtype { LEAKY_F32 = 0, LEAKY_F64 = 1, LEAKY_F16 = 2, LEAKY_BF16 = 3 } leaky_dtype;
+/* The enums a caller passes in have int as their underlying type in C++: a C
+ * caller may pass any int (the library refuses the ones that are not
+ * enumerators), and in C++ even reading a value outside an enum's range is
+ * undefined unless its underlying type is fixed. The size and the calling
+ * convention are those of C's enum. */
+#ifdef __cplusplus
+#define LEAKY_ENUM_INT : int
+#else
+#define LEAKY_ENUM_INT
+#endif
+
+typedef enum leaky_dtype LEAKY_ENUM_INT {
+  LEAKY_F32 = 0,
+  LEAKY_F64 = 1,
+  LEAKY_F16 = 2,
+  LEAKY_BF16 = 3
+} leaky_dtype;
 
 typedef enum leaky_status {
   LEAKY_OK = 0,
@@ -150,7 +166,7 @@ LEAKY_API leaky_status leaky_elu_backward(leaky_dtype dtype, size_t n, const voi
  * the compute type with PyTorch's operations in PyTorch's order, so f32/f64
  * results equal the unfused PyTorch sequence bit for bit (half types round
  * once, at the end). clamp < 0 means no clamp. */
-typedef enum leaky_activation {
+typedef enum leaky_activation LEAKY_ENUM_INT {
   LEAKY_ACT_LINEAR = 0,
   LEAKY_ACT_RELU = 1,
   LEAKY_ACT_LRELU = 2

@@ -91,12 +91,16 @@ HWY_NOINLINE hn::Vec<D> CallExpm1AnySignF32(D d, hn::VecArg<hn::Vec<D>> t) {
 
 // Highway's exp/expm1 build 2^q from two halves, which holds to q = 254
 // (f32) or 2046 (f64); beyond, the exponent field wraps. Arguments past
-// overflow (reachable with a negative input_scale) become +inf here.
+// overflow (reachable with a negative input_scale) become +inf here, and a
+// NaN argument stays NaN: Highway's functions are specified on finite
+// arguments only, and gave 0 for exp(NaN) (x = -inf with input_scale 0 made
+// ELU's backward 0, not NaN: found by c_abi_fuzz).
 template <class D>
 HWY_INLINE hn::Vec<D> OverflowToInf(D d, hn::Vec<D> t, hn::Vec<D> value) {
   using T = hn::TFromD<D>;
   const T last = sizeof(T) == 4 ? T(88.75) : T(709.8);  // just past ln(max)
-  return hn::IfThenElse(hn::Gt(t, hn::Set(d, last)), hn::Inf(d), value);
+  return hn::IfThenElse(hn::IsNaN(t), t,
+                        hn::IfThenElse(hn::Gt(t, hn::Set(d, last)), hn::Inf(d), value));
 }
 
 // ELU's coefficients, each rounded once to the compute type; the negative

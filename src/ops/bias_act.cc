@@ -27,11 +27,9 @@ namespace {
 leaky_status CheckBiasActParams(const char* function, const leaky_bias_act_params* p,
                                 leaky::kernels::BiasActParams* out) {
   if (p == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: params is null", function);
-  // A C caller may store any int in the enum field: read it as an int (in
-  // C++ loading an out-of-range enum value is undefined).
-  int activation;
-  static_assert(sizeof(activation) == sizeof(p->activation));
-  std::memcpy(&activation, &p->activation, sizeof(activation));
+  // A C caller may store any int in the enum field (its underlying type is
+  // int in C++: leaky.h).
+  const int activation = p->activation;
   if (activation != LEAKY_ACT_LINEAR && activation != LEAKY_ACT_RELU &&
       activation != LEAKY_ACT_LRELU) {
     return Fail(LEAKY_ERROR_INVALID_PARAMETER,

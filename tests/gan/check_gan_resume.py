@@ -11,7 +11,8 @@ when the same command runs again, with the bits of an uninterrupted run.
   zero runs; the same command finishes it;
 - a run folder is never replaced silently: the same --name with another
   configuration is refused in one line (--force replaces it), an empty name
-  and names leaving --out are refused, and a refused command writes nothing.
+  and names leaving --out are refused, and a refused command writes nothing;
+- a damaged classifier cache is named in one line with its fix.
 
 Every process started here is stopped by its pid when a check fails.
 
@@ -146,6 +147,18 @@ try:
     again = subprocess.run(other + ["--name", "reference"], capture_output=True, text=True,
                            timeout=900)
     assert again.returncode == 0 and "step 10/60" not in again.stderr, again.stderr[-2000:]
+
+    # A damaged classifier cache: one line naming the file and the fix
+    # (LibTorch's own message was a 3.4 KB stack dump).
+    digits = os.path.join(scratch, "digits")
+    os.makedirs(digits)
+    shutil.copy(os.path.join(data, "mnist.bin"), digits)
+    with open(os.path.join(digits, "classifier-train8000.pt"), "wb") as f:
+        f.write(b"PK\x03\x04 not a classifier")
+    cache = [a if a != data else digits for a in study]
+    one_line_refusal(cache + ["--name", "cache"],
+                     digits + "/classifier-train8000.pt is not a digit classifier this lab can read")
+    assert not os.path.exists(os.path.join(scratch, "cache")), "a lab that could not start left a folder"
 finally:
     stop_all()
 print("gan resume: killed, killed under --jobs and interrupted studies equal the uninterrupted one")
