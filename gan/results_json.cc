@@ -147,6 +147,18 @@ PlannedVariant PlannedFrom(const json& j) {
           j.at("layer_activations").get<std::vector<std::string>>()};
 }
 
+// A run's logged rows, quality points and (when `probes` is given) probes
+// from their JSON arrays: results.json's, a run record's, a checkpoint's.
+void HistoriesFrom(const json& rows, const json& quality, const json* probes,
+                   std::vector<Row>* rows_out, std::vector<QualityPoint>* quality_out,
+                   std::vector<Probe>* probes_out) {
+  for (const json& row : rows) rows_out->push_back(RowFrom(row));
+  for (const json& p : quality) quality_out->push_back({p.at("step").get<int>(), GetQuality(p)});
+  if (probes != nullptr) {
+    for (const json& p : *probes) probes_out->push_back(ProbeFrom(p));
+  }
+}
+
 // results.json keeps a variant's runs as parallel arrays, one entry per seed.
 json VariantJson(const VariantResults& v) {
   json j = PlannedJson(v.plan);
@@ -188,14 +200,10 @@ VariantResults VariantFrom(const json& j) {
     r.variant = v.plan.name;
     r.seed = seeds[i].get<int>();
     r.final = FinalFrom(j.at("per_seed").at(i));
-    for (const json& row : j.at("history").at(i)) r.history.push_back(RowFrom(row));
-    for (const json& p : j.at("quality_history").at(i)) {
-      r.quality_history.push_back({p.at("step").get<int>(), GetQuality(p)});
-    }
-    if (j.contains("probe_history")) {
-      r.probe_history.emplace();
-      for (const json& p : j["probe_history"].at(i)) r.probe_history->push_back(ProbeFrom(p));
-    }
+    const json* probes = j.contains("probe_history") ? &j["probe_history"].at(i) : nullptr;
+    if (probes != nullptr) r.probe_history.emplace();
+    HistoriesFrom(j.at("history").at(i), j.at("quality_history").at(i), probes, &r.history,
+                  &r.quality_history, probes != nullptr ? &*r.probe_history : nullptr);
     v.runs.push_back(std::move(r));
   }
   v.final = FinalFrom(j.at("final"));
@@ -324,14 +332,10 @@ Run RunFromJson(const json& j) {
   r.variant = j.at("variant").get<std::string>();
   r.seed = j.at("seed").get<int>();
   r.final = FinalFrom(j.at("final"));
-  for (const json& row : j.at("history")) r.history.push_back(RowFrom(row));
-  for (const json& p : j.at("quality_history")) {
-    r.quality_history.push_back({p.at("step").get<int>(), GetQuality(p)});
-  }
-  if (j.contains("probe_history")) {
-    r.probe_history.emplace();
-    for (const json& p : j["probe_history"]) r.probe_history->push_back(ProbeFrom(p));
-  }
+  const json* probes = j.contains("probe_history") ? &j["probe_history"] : nullptr;
+  if (probes != nullptr) r.probe_history.emplace();
+  HistoriesFrom(j.at("history"), j.at("quality_history"), probes, &r.history, &r.quality_history,
+                probes != nullptr ? &*r.probe_history : nullptr);
   return r;
 }
 
@@ -346,9 +350,7 @@ json HistoryJson(const std::vector<Row>& rows, const std::vector<QualityPoint>& 
 
 void HistoryFromJson(const json& j, std::vector<Row>* rows, std::vector<QualityPoint>* quality,
                      std::vector<Probe>* probes) {
-  for (const json& row : j.at("rows")) rows->push_back(RowFrom(row));
-  for (const json& p : j.at("quality")) quality->push_back({p.at("step").get<int>(), GetQuality(p)});
-  for (const json& p : j.at("probes")) probes->push_back(ProbeFrom(p));
+  HistoriesFrom(j.at("rows"), j.at("quality"), &j.at("probes"), rows, quality, probes);
 }
 
 json ToJson(const Results& results) {
