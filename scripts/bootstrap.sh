@@ -75,7 +75,7 @@ case $profile in
     packages+=("${arm64[@]}" "${device[@]}" "${slurm[@]}" "${bench[@]}"
       googletest libgtest-dev libgmock-dev
       clang libclang-rt-14-dev  # libFuzzer: make fuzz (tests/fuzz)
-      python3-torch python3-numpy python3-pytest  # the Python package's tests
+      python3-torch python3-numpy python3-pytest python3-hypothesis  # the Python package's tests (hypothesis: the property-based entry-point tests)
       python3-pip python3-setuptools python3-wheel python3-venv  # the wheel and its venv install (tested)
       chromium    # the GAN lab's report is opened headless as a test of the page
     ) ;;
