@@ -45,10 +45,20 @@ study = [leaky, "gan", "--data", "mnist", "--steps", "100", "--log-every", "10",
 started = []
 
 
-def start(args, **kwargs):
-    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+def start(args):
+    """Starts `args` with its stderr in a file (a pipe nobody reads while
+    the test waits could fill and stall it); finish() waits and reads it."""
+    log = open(os.path.join(scratch, "stderr-%d.txt" % len(started)), "w+")
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=log, text=True)
+    p.log = log
     started.append(p)
     return p
+
+
+def finish(p, timeout=900):
+    p.wait(timeout=timeout)
+    p.log.seek(0)
+    return p.log.read()
 
 
 def stop_all():
@@ -109,7 +119,7 @@ try:
         workers = [int(w) for w in f.read().split()]
     assert len(workers) == 2, workers
     os.kill(workers[1], signal.SIGKILL)
-    out, err = p.communicate(timeout=900)
+    err = finish(p)
     assert p.returncode == 1 and "worker" in err and "failed" in err, (p.returncode, err[-2000:])
     again = subprocess.run(jobs, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-3000:]
@@ -121,7 +131,7 @@ try:
     wait_for(os.path.join(scratch, "interrupted", "relu", "seed0.run.json"), p)
     wait_for(os.path.join(scratch, "interrupted", "rrelu", "seed0.checkpoint.pt"), p)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=300)
+    err = finish(p, timeout=300)
     assert p.returncode == 130, (p.returncode, err[-2000:])
     assert "stopped early" in err and "the same command resumes them" in err, err[-2000:]
     assert "not finished: rrelu seed 0 (checkpointed), prelu seed 0 (not started)" in err, err[-2000:]
