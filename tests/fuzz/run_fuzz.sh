@@ -20,7 +20,7 @@ for surface in "${targets[@]}"; do
   echo "== $surface: ${seconds} s"
   "$fuzzer" -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=60 -print_final_stats=1 \
     -artifact_prefix="$build/crash-$surface-" "$build/corpus/$surface" "$here/corpus/$surface" \
-    2>&1 | grep -E '^(#[0-9]+ +(INITED|DONE)|stat::|==[0-9]+==ERROR|SUMMARY|c_abi_fuzz:|.*Test unit written)' || true
+    2>&1 | grep -E '^(#[0-9]+[[:space:]]+(INITED|DONE)|stat::|==[0-9]+==ERROR|SUMMARY|c_abi_fuzz:|.*Test unit written)' || true
   # Findings: crash-, leak-, timeout- and oom- inputs (a slow-unit- input,
   # slower than 10 s on a loaded machine, is not one).
   found=$(ls "$build"/crash-"$surface"-{crash,leak,timeout,oom}-* 2>/dev/null || true)

@@ -142,7 +142,9 @@ for a in "$@"; do
   case $a in --filter=*) filter=${a#*=} ;; --out=*) out=${a#*=} ;; esac
 done
 case " $* " in *" --list "*)
-  printf 'leaky/f32/fwd/4096/1\nonednn/f32/fwd/4096/1\n' | grep -E -- "$filter"; exit 0 ;;
+  # As leaky-bench: exit 2 when the filter is not a regular expression.
+  printf 'leaky/f32/fwd/4096/1\nonednn/f32/fwd/4096/1\n' | grep -E -- "$filter"
+  [ $? = 2 ] && exit 2; exit 0 ;;
 esac
 [ -n "$out" ] && : > "$out"
 exit 0
@@ -151,7 +153,7 @@ SH
 fi
 refused 2 "no benchmark matches --filter 'no-such-benchmark'" "$leaky" bench --bench-binary "$bench" \
   --filter no-such-benchmark --out "$work/bench"
-refused 2 "--filter '[' is not a regular expression (a [ without its ])" "$leaky" bench \
+refused 2 "--filter '[' is not a regular expression" "$leaky" bench \
   --bench-binary "$bench" --filter '[' --out "$work/bench"
 refused 2 "--min-time must be a finite number" "$leaky" bench --bench-binary "$bench" --min-time nan \
   --out "$work/bench"
