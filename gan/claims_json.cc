@@ -22,17 +22,17 @@ json PartJson(const ClaimPart& part) {
 
 ClaimPart PartFrom(const json& j) {
   if (j.contains("count")) {
-    return CountPart{j.at("what").get<std::string>(), j["count"].get<long long>(),
-                     j.at("of").get<long long>()};
+    return CountPart{j.at("what").get<std::string>(), WholeNumber<long long>(j["count"]),
+                     WholeNumber<long long>(j.at("of"))};
   }
   IntervalPart p{j.at("what").get<std::string>(), j.at("mean").get<double>(),
                  j.at("ci_low").get<double>(),    j.at("ci_high").get<double>(),
-                 j.at("n").get<int>(),            j.at("bound").get<std::string>(),
+                 WholeNumber<int>(j.at("n")),            j.at("bound").get<std::string>(),
                  j.at("result").get<std::string>(), std::nullopt};
   if (j.contains("sign_test")) {
     const json& t = j["sign_test"];
-    p.sign_test = SignTest{t.at("positive").get<int>(), t.at("negative").get<int>(),
-                           t.at("ties").get<int>(), t.at("p").get<double>()};
+    p.sign_test = SignTest{WholeNumber<int>(t.at("positive")), WholeNumber<int>(t.at("negative")),
+                           WholeNumber<int>(t.at("ties")), t.at("p").get<double>()};
   }
   return p;
 }
@@ -63,8 +63,8 @@ Claim ClaimFromJson(const json& j) {
 PrecisionTable PrecisionFromJson(const json& j) {
   PrecisionTable t{j.at("slope").get<double>(), j.at("source").get<std::string>(), {}};
   for (const json& r : j.at("rows")) {
-    t.rows.push_back({r.at("format").get<std::string>(), r.at("negatives").get<long long>(),
-                      r.at("flushed_to_zero").get<long long>(),
+    t.rows.push_back({r.at("format").get<std::string>(), WholeNumber<long long>(r.at("negatives")),
+                      WholeNumber<long long>(r.at("flushed_to_zero")),
                       r.at("max_relative_error").get<double>(),
                       r.at("mean_relative_error").get<double>()});
   }

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 namespace leaky::gan {
 namespace {
@@ -16,7 +17,12 @@ void Put(json& j, const char* key, const std::optional<T>& value) {
 }
 template <class T>
 void Get(const json& j, const char* key, std::optional<T>& value) {
-  if (j.contains(key)) value = j[key].get<T>();
+  if (!j.contains(key)) return;
+  if constexpr (std::is_integral_v<T>) {
+    value = WholeNumber<T>(j[key]);
+  } else {
+    value = j[key].get<T>();
+  }
 }
 
 // Counts are whole numbers in a run's records and means over seeds in a
@@ -52,7 +58,7 @@ json RowJson(const Row& r) {
 }
 
 Row RowFrom(const json& j) {
-  return {j.at("step").get<int>(),
+  return {WholeNumber<int>(j.at("step")),
           j.at("d_loss").get<double>(),
           j.at("g_loss").get<double>(),
           j.at("d_real").get<double>(),
@@ -74,7 +80,7 @@ json ProbeJson(const Probe& p) {
 }
 
 Probe ProbeFrom(const json& j) {
-  return {j.at("step").get<int>(),          j.at("dead_channels").get<PerLayer>(),
+  return {WholeNumber<int>(j.at("step")),          j.at("dead_channels").get<PerLayer>(),
           j.at("zero_real").get<PerLayer>(), j.at("nonpos_real").get<PerLayer>(),
           j.at("zero_fake").get<PerLayer>(), j.at("nonpos_fake").get<PerLayer>()};
 }
@@ -131,7 +137,7 @@ Summary SummaryFrom(const json& j) {
           j.at("ci_high").get<double>(),
           j.value("boot_low", kNone),
           j.value("boot_high", kNone),
-          j.at("n").get<int>()};
+          WholeNumber<int>(j.at("n"))};
 }
 
 json PlannedJson(const PlannedVariant& v) {
@@ -153,7 +159,7 @@ void HistoriesFrom(const json& rows, const json& quality, const json* probes,
                    std::vector<Row>* rows_out, std::vector<QualityPoint>* quality_out,
                    std::vector<Probe>* probes_out) {
   for (const json& row : rows) rows_out->push_back(RowFrom(row));
-  for (const json& p : quality) quality_out->push_back({p.at("step").get<int>(), GetQuality(p)});
+  for (const json& p : quality) quality_out->push_back({WholeNumber<int>(p.at("step")), GetQuality(p)});
   if (probes != nullptr) {
     for (const json& p : *probes) probes_out->push_back(ProbeFrom(p));
   }
@@ -198,7 +204,7 @@ VariantResults VariantFrom(const json& j) {
   for (size_t i = 0; i < seeds.size(); ++i) {
     Run r;
     r.variant = v.plan.name;
-    r.seed = seeds[i].get<int>();
+    r.seed = WholeNumber<int>(seeds[i]);
     r.final = FinalFrom(j.at("per_seed").at(i));
     const json* probes = j.contains("probe_history") ? &j["probe_history"].at(i) : nullptr;
     if (probes != nullptr) r.probe_history.emplace();
@@ -264,36 +270,36 @@ Study StudyFrom(const json& j) {
   Study s;
   s.name = j.at("name").get<std::string>();
   s.preset = j.at("preset").get<std::string>();
-  s.lab_version = j.at("lab_version").get<int>();
+  s.lab_version = WholeNumber<int>(j.at("lab_version"));
   s.dataset = j.at("dataset").get<std::string>();
   s.data_checksum = j.at("data_checksum").get<std::string>();
   s.classifier_checksum = j.at("classifier_checksum").get<std::string>();
-  s.steps = j.at("steps").get<int>();
-  s.seeds = j.at("seeds").get<int>();
-  s.first_seed = j.at("first_seed").get<int>();
-  s.batch = j.at("batch").get<int>();
-  s.log_every = j.at("log_every").get<int>();
-  s.quality_every = j.at("quality_every").get<int>();
-  s.samples = j.at("samples").get<int>();
-  s.threads = j.at("threads").get<int>();
+  s.steps = WholeNumber<int>(j.at("steps"));
+  s.seeds = WholeNumber<int>(j.at("seeds"));
+  s.first_seed = WholeNumber<int>(j.at("first_seed"));
+  s.batch = WholeNumber<int>(j.at("batch"));
+  s.log_every = WholeNumber<int>(j.at("log_every"));
+  s.quality_every = WholeNumber<int>(j.at("quality_every"));
+  s.samples = WholeNumber<int>(j.at("samples"));
+  s.threads = WholeNumber<int>(j.at("threads"));
   s.models = j.at("models").get<std::string>();
   s.base_activation = j.at("base_activation").get<std::string>();
   for (const json& v : j.at("plan").at("variants")) s.plan.variants.push_back(PlannedFrom(v));
-  s.plan.seeds = j["plan"].at("seeds").get<int>();
-  s.plan.first_seed = j["plan"].at("first_seed").get<int>();
+  s.plan.seeds = WholeNumber<int>(j["plan"].at("seeds"));
+  s.plan.first_seed = WholeNumber<int>(j["plan"].at("first_seed"));
   s.stopped_early = j.at("stopped_early").get<bool>();
   Get(j, "width", s.width);
   Get(j, "init", s.init);
   Get(j, "probe_every", s.probe_every);
   if (j.contains("classifier")) {
     const json& c = j["classifier"];
-    s.classifier = ClassifierInfo{c.at("train_digits").get<long long>(),
-                                  c.at("held_out_digits").get<long long>(),
+    s.classifier = ClassifierInfo{WholeNumber<long long>(c.at("train_digits")),
+                                  WholeNumber<long long>(c.at("held_out_digits")),
                                   c.at("held_out_accuracy").get<double>(),
                                   c.at("real_fcd_floor").get<double>(), c.at("what").get<std::string>()};
   }
   if (j.contains("shard")) {
-    s.shard = {j["shard"].at("index").get<int>(), j["shard"].at("count").get<int>()};
+    s.shard = {WholeNumber<int>(j["shard"].at("index")), WholeNumber<int>(j["shard"].at("count"))};
   }
   Get(j, "threads_per_part", s.threads_per_part);
   if (j.contains("partial")) {
@@ -330,7 +336,7 @@ json ToJson(const Run& run) {
 Run RunFromJson(const json& j) {
   Run r;
   r.variant = j.at("variant").get<std::string>();
-  r.seed = j.at("seed").get<int>();
+  r.seed = WholeNumber<int>(j.at("seed"));
   r.final = FinalFrom(j.at("final"));
   const json* probes = j.contains("probe_history") ? &j["probe_history"] : nullptr;
   if (probes != nullptr) r.probe_history.emplace();
@@ -390,6 +396,8 @@ Results ReadResults(const std::filesystem::path& dir) {
   try {
     return ResultsFromJson(j);
   } catch (const json::exception& e) {
+    throw std::runtime_error(file.string() + " is not a lab results.json (" + e.what() + ")");
+  } catch (const std::invalid_argument& e) {
     throw std::runtime_error(file.string() + " is not a lab results.json (" + e.what() + ")");
   }
 }

@@ -8,13 +8,34 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <limits>
+#include <stdexcept>
 
 #include "records.h"
 
 namespace leaky::gan {
 
+// A whole number of type T (int, long long) from JSON, else
+// std::invalid_argument: nlohmann's get<int>() converts any number, and is
+// undefined beyond int's range (the results.json fuzzer found a seed of
+// 1.2e126).
+template <class T>
+T WholeNumber(const nlohmann::json& j) {
+  if (!j.is_number_integer()) {
+    throw std::invalid_argument("a whole number was expected, not " + j.dump());
+  }
+  const auto v = j.is_number_unsigned() ? static_cast<long double>(j.get<unsigned long long>())
+                                        : static_cast<long double>(j.get<long long>());
+  if (v < static_cast<long double>(std::numeric_limits<T>::min()) ||
+      v > static_cast<long double>(std::numeric_limits<T>::max())) {
+    throw std::invalid_argument(j.dump() + " is out of range");
+  }
+  return static_cast<T>(v);
+}
+
 // The ...FromJson functions throw nlohmann::json::exception when a key is
-// missing or of another type.
+// missing or of another type, std::invalid_argument when a whole number is
+// not one.
 nlohmann::json ToJson(const Results& results);
 Results ResultsFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const Claim& claim);
