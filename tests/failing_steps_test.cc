@@ -50,7 +50,9 @@ std::vector<EntryPoint> EntryPoints() {
   static const leaky_q8_params qu8 = leaky_q8_params_init(LEAKY_QU8);
   static const leaky_q8_params fp8 = leaky_q8_params_init(LEAKY_FP8_E4M3);
   static const leaky_q8_bias_act_params q8act = leaky_q8_bias_act_params_init(LEAKY_QU8);
-  static const double positive = 0.01, negative = 0.002;
+  // One multiplier per channel: the parameters may say per_channel.
+  static const double positive[kChannels] = {0.01, 0.02, 0.01, 0.03, 0.01, 0.02, 0.01, 0.05};
+  static const double negative[kChannels] = {0.002, 0.004, 0.002, 0.006, 0.002, 0.004, 0.002, 0.01};
   static const float weights[kChannels] = {0.25f, -0.5f, 0.0f, 1.0f, 0.125f, 2.0f, -1.0f, 0.3f};
   auto u8 = [](Arena& a, int k) { return static_cast<uint8_t*>(a.at(k)); };
   auto i32 = [](Arena& a, int k) { return static_cast<int32_t*>(a.at(k)); };
@@ -134,7 +136,7 @@ std::vector<EntryPoint> EntryPoints() {
       {"leaky_q8_bias_act_forward",
        [i32](const leaky_options* o, Arena& a) {
          return leaky_q8_bias_act_forward(&q8act, kOuter, kChannels, kInner, i32(a, 0), i32(a, 1),
-                                          &positive, &negative, a.at(2), o);
+                                          positive, negative, a.at(2), o);
        }},
   };
 }
