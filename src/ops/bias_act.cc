@@ -116,9 +116,8 @@ leaky_status BiasActBackward(const char* function, leaky_dtype dtype, size_t out
     if (db != nullptr && channels > 0) std::memset(db, 0, channels * bytes);
     return LEAKY_OK;
   }
-  leaky_tiling tiling;
-  LEAKY_RETURN_IF_ERROR(leaky::internal::PlanOp(desc, &tiling));
-  leaky::internal::RunPlannedOp(desc, tiling);
+  // RunOp readies the threads of db's reduction too (PlanOp), before dx.
+  LEAKY_RETURN_IF_ERROR(leaky::internal::RunOp(desc));
   if (db != nullptr) {
     leaky::internal::WithType(dtype, [&](auto* type) {
       using T = std::remove_pointer_t<decltype(type)>;

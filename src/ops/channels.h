@@ -24,9 +24,9 @@ struct ChannelCall {
 // dtype, options, and the layout: n = outer * channels * inner must not
 // overflow; channels == 0 only for an empty tensor. Short contiguous rows
 // turn automatic streaming stores off.
-[[nodiscard]] leaky_status DescribeChannelCall(const char* function, leaky_dtype dtype, size_t outer,
-                                 size_t channels, size_t inner, const leaky_options* options,
-                                 ChannelCall* call);
+[[nodiscard]] leaky_status DescribeChannelCall(const char* function, leaky_dtype dtype,
+                                               size_t outer, size_t channels, size_t inner,
+                                               const leaky_options* options, ChannelCall* call);
 
 // out[c] = the sum over every outer and inner position of term(k) (k the
 // flat index), in double, in the order (outer, inner): one task per channel,

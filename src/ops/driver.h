@@ -39,8 +39,8 @@ void KeepStoresCached(leaky_options* options);
 
 // Checks dtype, options and that every scalar is finite; fills *call.
 [[nodiscard]] leaky_status DescribeCall(const char* function, leaky_dtype dtype, size_t n,
-                          const leaky_options* options, std::initializer_list<NamedValue> scalars,
-                          Call* call);
+                                        const leaky_options* options,
+                                        std::initializer_list<NamedValue> scalars, Call* call);
 
 // One argument slot of a kernel: absent while `name` is null; an optional
 // one may be null (an absent bias, no noise output).
@@ -96,12 +96,14 @@ using BinaryKernels = kernels::BinaryKernel[kernels::kDtypeCount];
 
 // y = op(x) for a described call, y may be x: the dispatched kernel `field`.
 [[nodiscard]] leaky_status RunUnaryOp(const Call& call, const void* x, void* y,
-                        UnaryKernels kernels::KernelTable::*field, const kernels::Params& params);
+                                      UnaryKernels kernels::KernelTable::*field,
+                                      const kernels::Params& params);
 
 // dx = op(dy, saved), dx may be dy or saved (named `saved_name` in errors).
-[[nodiscard]] leaky_status RunBinaryOp(const Call& call, const void* dy, const void* saved, void* dx,
-                         BinaryKernels kernels::KernelTable::*field, const kernels::Params& params,
-                         const char* saved_name = "saved");
+[[nodiscard]] leaky_status RunBinaryOp(const Call& call, const void* dy, const void* saved,
+                                       void* dx, BinaryKernels kernels::KernelTable::*field,
+                                       const kernels::Params& params,
+                                       const char* saved_name = "saved");
 
 }  // namespace leaky::internal
 

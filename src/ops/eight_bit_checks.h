@@ -20,8 +20,8 @@ struct QuantizedRange {
 QuantizedRange RangeOf(int type);
 
 // lo <= output_min <= output_max <= hi.
-[[nodiscard]] leaky_status CheckOutputClamp(const char* function, int32_t output_min, int32_t output_max,
-                              QuantizedRange range);
+[[nodiscard]] leaky_status CheckOutputClamp(const char* function, int32_t output_min,
+                                            int32_t output_max, QuantizedRange range);
 
 }  // namespace leaky::internal
 

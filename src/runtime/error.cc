@@ -10,10 +10,7 @@ namespace {
 // 4 KiB holds an OpenCL kernel's build log (leaky/opencl.h), whose first
 // error line usually comes after a few hundred characters of warnings.
 thread_local char last_error[4096] = "";
-}  // namespace
-
-namespace {
-std::atomic<Step> failing_step{Step::kNone};
+std::atomic<Step> failing_step{Step::kNone};  // FailStepForTesting's
 }  // namespace
 
 void FailStepForTesting(Step step) { failing_step.store(step, std::memory_order_relaxed); }

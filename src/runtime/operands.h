@@ -17,11 +17,11 @@
 namespace leaky::internal {
 
 enum class Role {
-  kInput,      // read elementwise (x, dy, saved)
-  kSideInput,  // read-only array beside the data: bias, weight, a dropout mask read back
-  kOutput,     // written elementwise; may be identical to an input of its size (in place)
-  kSideOutput, // written beside the output (noise, the dropout mask): overlaps nothing
-  kReduction,  // written from the others after the main pass (db, dweight): overlaps nothing
+  kInput,       // read elementwise (x, dy, saved)
+  kSideInput,   // read-only array beside the data: bias, weight, a dropout mask read back
+  kOutput,      // written elementwise; may be identical to an input of its size (in place)
+  kSideOutput,  // written beside the output (noise, the dropout mask): overlaps nothing
+  kReduction,   // written from the others after the main pass (db, dweight): overlaps nothing
 };
 
 struct Operand {
@@ -30,15 +30,17 @@ struct Operand {
   size_t count;          // elements
   size_t element_bytes;  // 1 for byte arrays such as the bit mask
   Role role;
-  bool optional = false; // a null pointer means "absent" (no bias, no noise output)
+  bool optional = false;  // a null pointer means "absent" (no bias, no noise output)
 };
 
 // Null pointers (count > 0, not optional), byte counts that wrap the address
 // space, and overlaps: a writer may equal an input of the same size exactly
 // (in place, kOutput only) and must not otherwise overlap any operand;
 // readers may overlap each other. Errors name the writer first.
-[[nodiscard]] leaky_status CheckOperands(const char* function, const Operand* operands, size_t count);
-[[nodiscard]] inline leaky_status CheckOperands(const char* function, std::initializer_list<Operand> operands) {
+[[nodiscard]] leaky_status CheckOperands(const char* function, const Operand* operands,
+                                         size_t count);
+[[nodiscard]] inline leaky_status CheckOperands(const char* function,
+                                                std::initializer_list<Operand> operands) {
   return CheckOperands(function, operands.begin(), operands.size());
 }
 
@@ -48,14 +50,15 @@ size_t ElementBytes(const char* function, leaky_dtype dtype, leaky_status* statu
 // Fills defaults (NULL -> all defaults, num_threads 0 -> all cores) and
 // rejects out-of-range fields.
 [[nodiscard]] leaky_status ResolveOptions(const char* function, const leaky_options* options,
-                            leaky_options* resolved);
+                                          leaky_options* resolved);
 
 // A scalar argument of an op.
 struct NamedValue {
   const char* name;
   double value;
 };
-[[nodiscard]] leaky_status CheckFinite(const char* function, std::initializer_list<NamedValue> values);
+[[nodiscard]] leaky_status CheckFinite(const char* function,
+                                       std::initializer_list<NamedValue> values);
 
 // A call over n elements takes random-stream positions [offset, offset + n):
 // they must not run past 2^64 (RReLU, dropout).
