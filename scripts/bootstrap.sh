@@ -50,6 +50,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config
   libhwy-dev libpthreadpool-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
+  libssl-dev  # libcrypto's SHA-256: the charting scripts' digests (toolkit/vega.cc), the lab's provenance hash
   curl
 )
 lab=(

@@ -16,8 +16,10 @@ namespace leaky::tools {
 // working directory (the digits' rule: gan_launch.h's DefaultDataDir).
 std::string DefaultVegaDir();
 
-// The three scripts, read from `dir`; when one is missing, `scripts` is
-// empty and `missing` is the one line that says how to fetch them.
+// The three scripts, read from `dir`, each checked against the SHA-256 of
+// the pinned build (scripts/fetch_vega.sh's versions); when one is missing,
+// truncated, damaged or another version, `scripts` is empty and `missing`
+// is the one line that names it and says how to fetch them.
 struct VegaScripts {
   std::string scripts, missing;
   bool ok() const { return missing.empty(); }

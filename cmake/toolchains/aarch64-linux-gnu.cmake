@@ -18,6 +18,11 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
+# Debian's multiarch headers (OpenSSL's openssl/configuration.h, which
+# toolkit/vega.cc's libcrypto includes) are in the sysroot's
+# usr/include/aarch64-linux-gnu, which the cross compiler does not search.
+set(CMAKE_C_STANDARD_INCLUDE_DIRECTORIES "${LEAKY_ARM64_SYSROOT}/usr/include/aarch64-linux-gnu")
+set(CMAKE_CXX_STANDARD_INCLUDE_DIRECTORIES "${LEAKY_ARM64_SYSROOT}/usr/include/aarch64-linux-gnu")
 
 # -L gives QEMU the arm64 dynamic loader and libc; the sysroot's libraries
 # come from the binaries' RUNPATH.
