@@ -52,7 +52,7 @@ void SaveCheckpoint(const std::filesystem::path& path, const Models& m, const Tr
   archive.write("global_gen", at::detail::getDefaultCPUGenerator().get_state());
   archive.write("step_seconds", torch::tensor({s.step_seconds}, torch::kFloat64));
   archive.write("history",
-                c10::IValue(HistoryJson(s.run.rows, s.run.quality, s.run.probes).dump()));
+                c10::IValue(HistoryJson(s.run.rows, s.run.quality, s.run.probes, s.run.precision).dump()));
   std::vector<int64_t> grid_steps;
   for (size_t i = 0; i < s.run.sample_grids.size(); ++i) {
     grid_steps.push_back(s.run.sample_grids[i].first);
@@ -106,7 +106,7 @@ void LoadCheckpoint(const std::filesystem::path& path, const Models& m, Training
     archive.read("history", history);
     s->run = TrainedRun{};
     HistoryFromJson(nlohmann::json::parse(history.toStringRef()), &s->run.rows, &s->run.quality,
-                    &s->run.probes);
+                    &s->run.probes, &s->run.precision);
     const torch::Tensor grid_steps = read("grid_steps");
     for (int64_t i = 0; i < grid_steps.numel(); ++i) {
       s->run.sample_grids.emplace_back(static_cast<int>(grid_steps[i].item<int64_t>()),

@@ -60,26 +60,29 @@ Claim ClaimFromJson(const json& j) {
   return c;
 }
 
+PrecisionRow PrecisionRowFrom(const json& r) {
+  return {r.at("format").get<std::string>(), WholeNumber<long long>(r.at("negatives")),
+          WholeNumber<long long>(r.at("flushed_to_zero")), r.at("max_relative_error").get<double>(),
+          r.at("mean_relative_error").get<double>()};
+}
+
+json PrecisionRowJson(const PrecisionRow& r) {
+  return {{"format", r.format},
+          {"negatives", r.negatives},
+          {"flushed_to_zero", r.flushed_to_zero},
+          {"max_relative_error", r.max_relative_error},
+          {"mean_relative_error", r.mean_relative_error}};
+}
+
 PrecisionTable PrecisionFromJson(const json& j) {
   PrecisionTable t{j.at("slope").get<double>(), j.at("source").get<std::string>(), {}};
-  for (const json& r : j.at("rows")) {
-    t.rows.push_back({r.at("format").get<std::string>(), WholeNumber<long long>(r.at("negatives")),
-                      WholeNumber<long long>(r.at("flushed_to_zero")),
-                      r.at("max_relative_error").get<double>(),
-                      r.at("mean_relative_error").get<double>()});
-  }
+  for (const json& r : j.at("rows")) t.rows.push_back(PrecisionRowFrom(r));
   return t;
 }
 
 json ToJson(const PrecisionTable& table) {
   json rows = json::array();
-  for (const PrecisionRow& r : table.rows) {
-    rows.push_back({{"format", r.format},
-                    {"negatives", r.negatives},
-                    {"flushed_to_zero", r.flushed_to_zero},
-                    {"max_relative_error", r.max_relative_error},
-                    {"mean_relative_error", r.mean_relative_error}});
-  }
+  for (const PrecisionRow& r : table.rows) rows.push_back(PrecisionRowJson(r));
   return {{"slope", table.slope}, {"source", table.source}, {"rows", rows}};
 }
 

@@ -77,6 +77,20 @@ ActivationSpec ParseActivation(const std::string& text) {
 
 const char* InitName(Init init) { return init == Init::kDcgan ? "dcgan" : "default"; }
 
+const char* DatasetName(Dataset data) {
+  switch (data) {
+    case Dataset::kMnist:
+      return "mnist";
+    case Dataset::kFashion:
+      return "fashion";
+    case Dataset::kRing8:
+      break;
+  }
+  return "ring8";
+}
+
+const char* LossName(Loss loss) { return loss == Loss::kHinge ? "hinge" : "non-saturating"; }
+
 int64_t LatentSize(Dataset data, ModelShape shape) {
   return data == Dataset::kRing8 ? 8 : shape.width == 2 ? 100 : 64;
 }

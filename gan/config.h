@@ -29,7 +29,16 @@ struct ActivationSpec {
 ActivationSpec ParseActivation(const std::string& text);  // throws on a bad spec
 const char* KindName(ActivationKind kind);  // "relu", "lrelu", ...
 
-enum class Dataset { kMnist, kRing8 };
+// The image datasets (28x28 grey, 10 classes; image_files.h) and ring8.
+enum class Dataset { kMnist, kRing8, kFashion };
+inline bool IsImages(Dataset data) { return data != Dataset::kRing8; }
+const char* DatasetName(Dataset data);  // "mnist", "ring8", "fashion"
+
+// The GAN loss: the non-saturating loss (binary cross-entropy on logits,
+// G maximising log D(G(z))) or the hinge loss (D: relu(1 - D(x)) +
+// relu(1 + D(G(z))); G: -D(G(z))), the usual partner of spectral norm.
+enum class Loss { kNonSaturating, kHinge };
+const char* LossName(Loss loss);  // "non-saturating", "hinge"
 
 // How the networks' parameters start. kDcgan, as DCGAN's reference code,
 // by module type: convolution, transposed convolution and linear weights
@@ -48,6 +57,10 @@ const char* InitName(Init init);  // "dcgan", "default"
 struct ModelShape {
   int width = 1;  // 1 or 2
   Init init = Init::kDcgan;
+  // The discriminator's convolutions and head divide their weight by its
+  // largest singular value (spectral_norm.h: one power iteration per
+  // training step).
+  bool spectral_norm = false;
 };
 
 // The generator's noise size: MNIST 64 (width 1) or 100 (width 2); ring8 8.
@@ -67,7 +80,11 @@ struct Variant {
 // refuses to combine runs of different versions.
 // 3: initialisation by module type (PReLU starts at its init), --width and
 // --init, the held-out classifier and real-vs-real floor, dead-unit probes.
-inline constexpr int kLabVersion = 3;
+// 4: the images split three ways (the classifier's, the real reference's,
+// the GAN's), the stronger classifier, KID, the floor's spread, probes on
+// held-out images, f16 counts of every seed, Fashion-MNIST, spectral norm
+// and the hinge loss, provenance.
+inline constexpr int kLabVersion = 4;
 
 struct LabConfig {
   std::string preset = "default";
@@ -85,7 +102,8 @@ struct LabConfig {
   int threads = 0;              // 0: torch's default
   int samples = 1000;           // generated samples for the quality metrics
   int quality_every = 0;        // steps between sample-quality points; 0: steps / 20
-  ModelShape shape;             // --width, --init
+  ModelShape shape;             // --width, --init, --d-spectral-norm
+  Loss loss = Loss::kNonSaturating;
   int probe_every = 500;        // steps between dead-unit probes (and the last step)
   int checkpoint_every = 200;   // steps between a run's checkpoints (checkpoint.h)
   bool force = false;           // replace a run folder that holds another study

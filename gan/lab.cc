@@ -10,9 +10,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "data.h"
+#include "provenance.h"
 #include "merge.h"
 #include "results_json.h"
 #include "metrics.h"
@@ -37,41 +39,76 @@ std::string Duration(double seconds) {
   return buffer;
 }
 
-// Seeds of MNIST's fixed classifier split and of the probes' images.
+// Seeds of the images' fixed split and of the probes' images.
 constexpr uint64_t kClassifierSplitSeed = 11;
 constexpr uint64_t kProbeSeed = 13;
+constexpr uint64_t kFloorSplitSeed = 17;
 
-// The digit classifier of the quality metrics, trained once on the first
-// kClassifierTrainDigits of `order` and cached.
-Classifier LoadClassifier(const LabConfig& config, const Digits& digits, const torch::Tensor& order) {
+// The lab's image set for `data`.
+const ImageSet& ImagesOf(Dataset data) {
+  return data == Dataset::kFashion ? FashionImages() : MnistImages();
+}
+
+// The images' three parts, in a fixed permutation: the classifier's
+// training images, then the reference images (the real side of FCD and
+// KID, their floors and the probes: seen by neither the classifier nor the
+// GAN), then the GAN's. The classifier's accuracy is measured on every
+// image it did not train on.
+struct ImageSplit {
+  int64_t classifier, reference;
+  int epochs;  // of the classifier's training
+};
+ImageSplit SplitOf(Dataset data) {
+  // MNIST's 10,000 digits: 4,000 / 2,000 / 4,000; 15 epochs reached 98.1%
+  // on the other 6,000 in a trial. Fashion-MNIST's 69,998 images: 20,000
+  // / 2,000 / 47,998.
+  return data == Dataset::kFashion ? ImageSplit{20000, 2000, 6} : ImageSplit{4000, 2000, 15};
+}
+
+// The classifier of the quality metrics, trained once per dataset on the
+// split's first part and cached beside the images: Adam, a learning rate
+// rising linearly to 3e-3 over the first 30% of the steps and falling
+// linearly to 0 after, each batch shifted by up to 2 pixels (one random
+// roll per batch), dropout 0.3.
+Classifier LoadClassifier(const LabConfig& config, const Digits& images, const torch::Tensor& train,
+                          int epochs) {
   Classifier classifier;
-  const std::filesystem::path cache =
-      std::filesystem::path(config.data_dir) / "classifier-train8000.pt";
+  const int64_t n = train.size(0);
+  const std::filesystem::path cache = std::filesystem::path(config.data_dir) /
+                                      ("classifier-v4-train" + std::to_string(n) + ".pt");
   if (std::filesystem::exists(cache)) {
     try {
       torch::load(classifier, cache.string());
     } catch (const std::exception&) {  // LibTorch's message is a page of stack trace
-      throw std::runtime_error(cache.string() + " is not a digit classifier this lab can read "
+      throw std::runtime_error(cache.string() + " is not a classifier this lab can read "
                                "(damaged, or from another version): delete it and the lab trains "
                                "it again");
     }
   } else {
-    std::fprintf(stderr, "gan: training the digit classifier once on %lld digits (cached in %s)\n",
-                 static_cast<long long>(kClassifierTrainDigits), cache.string().c_str());
+    std::fprintf(stderr, "gan: training the quality classifier once on %lld images, %d epochs "
+                 "(cached in %s)\n", static_cast<long long>(n), epochs, cache.string().c_str());
     torch::manual_seed(0);
     classifier = Classifier();
     torch::optim::Adam optimizer(classifier->parameters(), torch::optim::AdamOptions(1e-3));
     torch::Generator generator = at::detail::createCPUGenerator(0);
-    const torch::Tensor train = order.narrow(0, 0, kClassifierTrainDigits);
-    for (int epoch = 0; epoch < 3; ++epoch) {
-      const torch::Tensor shuffled =
-          train.index_select(0, torch::randperm(kClassifierTrainDigits, generator, torch::kInt64));
-      for (int64_t start = 0; start + 128 <= kClassifierTrainDigits; start += 128) {
-        const torch::Tensor index = shuffled.narrow(0, start, 128);
+    constexpr int64_t kBatch = 64;
+    const int64_t total = epochs * (n / kBatch);
+    int64_t step = 0;
+    for (int epoch = 0; epoch < epochs; ++epoch) {
+      const torch::Tensor shuffled = train.index_select(0, torch::randperm(n, generator, torch::kInt64));
+      for (int64_t start = 0; start + kBatch <= n; start += kBatch, ++step) {
+        const double rise = 0.3 * static_cast<double>(total);
+        const double lr = step < rise ? 3e-3 * (step + 1) / rise
+                                      : 3e-3 * (total - step) / (total - rise);
+        static_cast<torch::optim::AdamOptions&>(optimizer.param_groups()[0].options()).lr(lr);
+        const torch::Tensor index = shuffled.narrow(0, start, kBatch);
+        const torch::Tensor shift = torch::randint(-2, 3, {2}, generator, torch::kInt64);
+        const torch::Tensor x = torch::roll(images.images.index_select(0, index),
+                                            {shift[0].item<int64_t>(), shift[1].item<int64_t>()},
+                                            {2, 3});
         optimizer.zero_grad();
         const torch::Tensor loss = torch::nn::functional::cross_entropy(
-            classifier->forward(digits.images.index_select(0, index)),
-            digits.labels.index_select(0, index));
+            classifier->forward(x), images.labels.index_select(0, index));
         loss.backward();
         optimizer.step();
       }
@@ -138,60 +175,90 @@ std::string Checksum(const torch::Tensor& t) {
 
 LabData LoadLabData(const LabConfig& config) {
   LabData data;
-  if (config.data == Dataset::kMnist) {
-    data.digits = LoadMnist(config.data_dir);
-    const int64_t n = data.digits.images.size(0);
-    if (n < kClassifierTrainDigits + 2 * config.samples) {
-      throw std::invalid_argument("--samples " + std::to_string(config.samples) +
-                                  ": MNIST holds out " + std::to_string(n - kClassifierTrainDigits) +
-                                  " digits, enough for two real sets of at most " +
-                                  std::to_string((n - kClassifierTrainDigits) / 2));
+  if (IsImages(config.data)) {
+    const ImageSet& set = ImagesOf(config.data);
+    const ImageSplit split = SplitOf(config.data);
+    Digits all = LoadImages(set, config.data_dir);
+    const int64_t n = all.images.size(0);
+    if (n < split.classifier + split.reference + config.batch) {
+      throw std::runtime_error(std::string(set.title) + " in " + config.data_dir + " holds " +
+                               std::to_string(n) + " images, too few for the lab's split");
     }
-    torch::Generator split = at::detail::createCPUGenerator(kClassifierSplitSeed);
-    const torch::Tensor order = torch::randperm(n, split, torch::kInt64);
-    data.classifier = LoadClassifier(config, data.digits, order);
+    torch::Generator split_gen = at::detail::createCPUGenerator(kClassifierSplitSeed);
+    const torch::Tensor order = torch::randperm(n, split_gen, torch::kInt64);
+    const torch::Tensor train = order.narrow(0, 0, split.classifier);
+    const torch::Tensor reference = order.narrow(0, split.classifier, split.reference);
+    const torch::Tensor gan = order.narrow(0, split.classifier + split.reference,
+                                           n - split.classifier - split.reference);
+    {
+      const int threads = torch::get_num_threads();
+      torch::set_num_threads(std::max(threads, static_cast<int>(std::thread::hardware_concurrency())));
+      data.classifier = LoadClassifier(config, all, train, split.epochs);
+      torch::set_num_threads(threads);
+    }
     torch::NoGradGuard no_grad;
-    const torch::Tensor held_out = order.narrow(0, kClassifierTrainDigits, n - kClassifierTrainDigits);
-    const torch::Tensor predicted =
-        data.classifier->forward(data.digits.images.index_select(0, held_out)).argmax(1);
+    const torch::Tensor unseen = order.narrow(0, split.classifier, n - split.classifier);
+    torch::Tensor correct = torch::zeros({}, torch::kInt64);
+    for (int64_t from = 0; from < unseen.size(0); from += 1000) {
+      const torch::Tensor index = unseen.narrow(0, from, std::min<int64_t>(1000, unseen.size(0) - from));
+      correct += data.classifier->forward(all.images.index_select(0, index))
+                     .argmax(1)
+                     .eq(all.labels.index_select(0, index))
+                     .sum();
+    }
     data.classifier_accuracy =
-        predicted.eq(data.digits.labels.index_select(0, held_out)).to(torch::kFloat64).mean().item<double>();
-    // The real reference and the floor: two disjoint held-out sets of the
-    // sample set's size (kRealDigitsPickSeed picks them).
+        static_cast<double>(correct.item<int64_t>()) / static_cast<double>(unseen.size(0));
+    data.classifier_train = split.classifier;
+    data.classifier_unseen = unseen.size(0);
+    data.reference_images = split.reference;
+    // The real reference and the floor: two disjoint halves of the
+    // reference images of the sample set's size (kRealDigitsPickSeed picks
+    // them); the floors' spread over kFloorSplits other random halvings.
+    const torch::Tensor reference_features =
+        data.classifier->Features(all.images.index_select(0, reference));
     torch::Generator pick = at::detail::createCPUGenerator(kRealDigitsPickSeed);
-    const torch::Tensor shuffled =
-        held_out.index_select(0, torch::randperm(held_out.size(0), pick, torch::kInt64));
-    const auto features = [&](int64_t from) {
-      return data.classifier->Features(
-          data.digits.images.index_select(0, shuffled.narrow(0, from, config.samples)));
+    const torch::Tensor shuffled = torch::randperm(split.reference, pick, torch::kInt64);
+    const auto half = [&](const torch::Tensor& perm, int64_t from) {
+      return reference_features.index_select(0, perm.narrow(0, from, config.samples));
     };
-    data.real_features = features(0);
-    data.real_fcd_floor = FrechetDistance(features(config.samples), data.real_features);
+    data.real_features = half(shuffled, 0);
+    data.real_fcd_floor = FrechetDistance(half(shuffled, config.samples), data.real_features);
+    torch::Generator floors = at::detail::createCPUGenerator(kFloorSplitSeed);
+    for (int i = 0; i < kFloorSplits; ++i) {
+      const torch::Tensor perm = torch::randperm(split.reference, floors, torch::kInt64);
+      data.fcd_floors.push_back(FrechetDistance(half(perm, 0), half(perm, config.samples)));
+      data.kid_floors.push_back(KernelDistance(half(perm, 0), half(perm, config.samples)));
+    }
     torch::Generator probe = at::detail::createCPUGenerator(kProbeSeed);
-    data.probe_real = data.digits.images.index_select(
-        0, torch::randperm(n, probe, torch::kInt64).narrow(0, 0, kProbeImages));
+    data.probe_real = all.images.index_select(
+        0, reference.index_select(
+               0, torch::randperm(split.reference, probe, torch::kInt64).narrow(0, 0, kProbeImages)));
     data.probe_z = torch::randn({kProbeImages, LatentSize(config.data, config.shape)}, probe,
                                 torch::kFloat32);
+    data.data_checksum = Checksum(all.images) + Checksum(all.labels);
+    // The GAN trains on its part only.
+    data.digits = Digits{all.images.index_select(0, gan), all.labels.index_select(0, gan)};
   }
   // Both grids come from one generator, MNIST's first, whatever the dataset.
   torch::Generator fixed = at::detail::createCPUGenerator(kFixedGridNoiseSeed);
-  const torch::Tensor mnist_z =
+  const torch::Tensor image_z =
       torch::randn({64, LatentSize(config.data, config.shape)}, fixed, torch::kFloat32);
   const torch::Tensor ring_z = torch::randn({2000, 8}, fixed, torch::kFloat32);
-  data.fixed_z = config.data == Dataset::kMnist ? mnist_z : ring_z;
+  data.fixed_z = IsImages(config.data) ? image_z : ring_z;
   return data;
 }
 
-// The quality of generated samples (MNIST: FCD, class coverage and KL;
-// ring8: modes and the high-quality share).
+// The quality of generated samples (images: FCD, KID, class coverage and
+// KL; ring8: modes and the high-quality share).
 Quality SampleQuality(const LabConfig& config, const LabData& data, const torch::Tensor& samples) {
   torch::NoGradGuard no_grad;
   Quality quality;
-  if (config.data == Dataset::kMnist) {
+  if (IsImages(config.data)) {
     Classifier classifier = data.classifier;  // a module's forward is not const
     const torch::Tensor features = classifier->Features(samples);
-    const auto [covered, kl] = ClassCoverage(classifier->forward(samples).argmax(1));
+    const auto [covered, kl] = ClassCoverage(classifier->Logits(features).argmax(1));
     quality.fcd = FrechetDistance(features, data.real_features);
+    quality.kid = KernelDistance(features, data.real_features);
     quality.class_coverage = covered;
     quality.class_kl = kl;
   } else {
@@ -229,7 +296,9 @@ nlohmann::json StudyKey(const LabConfig& c) {
   }
   return {{"lab_version", kLabVersion},
           {"preset", c.preset},
-          {"dataset", c.data == Dataset::kMnist ? "mnist" : "ring8"},
+          {"dataset", DatasetName(c.data)},
+          {"loss", LossName(c.loss)},
+          {"spectral_norm", c.shape.spectral_norm},
           {"variants", variants},
           {"base_activation", c.base_act.Name()},
           {"steps", c.steps},
@@ -305,6 +374,7 @@ void PrepareRunFolder(const LabConfig& config, const std::filesystem::path& dir)
 Results RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
   namespace fs = std::filesystem;
   SingleThreadedBlas();
+  Provenance provenance = CurrentProvenance();
   if (config.threads > 0) torch::set_num_threads(config.threads);
   const fs::path run_dir = fs::path(config.out_dir) / config.name;
   // The data first: a lab that cannot read it leaves no folder behind.
@@ -363,7 +433,9 @@ Results RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
     WriteRunFiles(config, variant_dir, key.seed, *run);
     Run done{v.name, key.seed,
              FinalOf(run->rows, run->probes, run->step_ms, run->quality.back().quality),
-             run->rows, run->quality, run->probes};
+             run->rows, run->quality, run->probes, std::nullopt, std::nullopt};
+    if (IsImages(config.data)) done.precision_history = run->precision;
+    if (!run->prelu_start.empty()) done.prelu_slopes = PreluSlopes{run->prelu_start, run->prelu_end};
     WriteAtomically(finished, ToJson(done).dump() + "\n");
     fs::remove(checkpoint);
     runs_done.push_back(std::move(done));
@@ -379,32 +451,41 @@ Results RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
   study.name = config.name;
   study.preset = config.preset;
   study.lab_version = kLabVersion;
-  study.dataset = config.data == Dataset::kMnist ? "mnist" : "ring8";
-  study.data_checksum = config.data == Dataset::kMnist
-                            ? Checksum(data.digits.images) + Checksum(data.digits.labels)
-                            : "generated";
-  study.classifier_checksum = config.data == Dataset::kMnist ? Checksum(data.real_features) : "none";
+  study.dataset = DatasetName(config.data);
+  study.data_checksum = IsImages(config.data) ? data.data_checksum : "generated";
+  study.classifier_checksum = IsImages(config.data) ? Checksum(data.real_features) : "none";
   study.steps = config.steps;
   study.seeds = study.plan.seeds = config.seeds;
   study.first_seed = study.plan.first_seed = config.first_seed;
-  study.batch = config.data == Dataset::kMnist ? config.batch : config.batch * 4;
+  study.batch = IsImages(config.data) ? config.batch : config.batch * 4;
   study.log_every = config.log_every;
   study.quality_every = quality_every;
   study.samples = config.samples;
   study.threads = torch::get_num_threads();
-  study.models = DescribeModels(config.data, config.shape);
+  study.models = DescribeModels(config.data, config.shape, config.loss);
+  study.loss = LossName(config.loss);
+  study.spectral_norm = config.shape.spectral_norm;
   study.width = config.shape.width;
   study.init = InitName(config.shape.init);
   study.probe_every = config.probe_every;
   study.base_activation = config.base_act.Name();
   study.stopped_early = stopped;
-  if (config.data == Dataset::kMnist) {
+  if (IsImages(config.data)) {
     study.classifier = ClassifierInfo{
-        kClassifierTrainDigits, data.digits.images.size(0) - kClassifierTrainDigits,
-        data.classifier_accuracy, data.real_fcd_floor,
-        "real_fcd_floor: FCD between two disjoint held-out sets of " +
-            std::to_string(config.samples) + " real digits (the reference and another)"};
+        data.classifier_train, data.classifier_unseen, data.classifier_accuracy,
+        data.real_fcd_floor,
+        "held_out_accuracy: on every image the classifier did not train on (the reference and the "
+        "GAN's); real_fcd_floor: FCD between two disjoint halves of the " +
+            std::to_string(data.reference_images) + " reference images, " +
+            std::to_string(config.samples) + " each (the reference and another); fcd_floor and "
+            "kid_floor: over " + std::to_string(kFloorSplits) +
+            " random halvings of the reference images (not independent: their std is a spread, "
+            "their t-interval is not used)",
+        data.digits.images.size(0), data.reference_images, Summarize(data.fcd_floors),
+        Summarize(data.kid_floors)};
   }
+  provenance.finished = UtcNow();
+  study.provenance = provenance;
   if (config.shard_count > 1) study.shard = {config.shard_index, config.shard_count};
   return AssembleResults(std::move(study), std::move(runs_done), run_dir);
 }

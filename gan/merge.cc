@@ -48,7 +48,36 @@ const std::pair<const char*, std::function<std::string(const Study&)>> kIdentity
     {"width", [](const Study& s) { return Text(s.width); }},
     {"init", [](const Study& s) { return Text(s.init); }},
     {"probe_every", [](const Study& s) { return Text(s.probe_every); }},
+    {"loss", [](const Study& s) { return Text(s.loss); }},
+    {"spectral_norm", [](const Study& s) { return Text(s.spectral_norm); }},
 };
+
+// The parts' provenance as one: the earliest start, the latest end, and
+// each other field's distinct values joined by " | " (parts resumed on
+// another machine or binary, or the shards' own command lines).
+std::optional<Provenance> MergedProvenance(const std::vector<const Study*>& parts) {
+  std::optional<Provenance> merged;
+  const auto join = [](std::string& into, const std::string& value) {
+    if (("| " + into + " |").find("| " + value + " |") == std::string::npos) into += " | " + value;
+  };
+  for (const Study* s : parts) {
+    if (!s->provenance) continue;
+    const Provenance& p = *s->provenance;
+    if (!merged) {
+      merged = p;
+      continue;
+    }
+    join(merged->commit, p.commit);
+    merged->tree_clean = merged->tree_clean && p.tree_clean;
+    join(merged->library_version, p.library_version);
+    join(merged->binary_sha256, p.binary_sha256);
+    join(merged->command_line, p.command_line);
+    join(merged->machine, p.machine);
+    merged->started = std::min(merged->started, p.started);
+    merged->finished = std::max(merged->finished, p.finished);
+  }
+  return merged;
+}
 
 [[noreturn]] void Refuse(const std::string& why) { throw std::runtime_error("gan merge: " + why); }
 
@@ -153,6 +182,52 @@ std::string Join(const std::vector<std::string>& items, size_t limit = 6) {
 void CopyFile(const fs::path& from, const fs::path& to) {
   fs::copy_file(from, to, fs::copy_options::overwrite_existing);
 }
+// Lab version 4: the f16 counts every run took at each probe step, summed
+// over the runs of the variant MeasuredPrecision would choose (the first
+// whose layer 2 is LeakyReLU, else the first) at the slope the runs
+// measured at (train.cc's PrecisionSlope: the same rule). None if no run has counts.
+std::optional<PrecisionTable> SummedPrecision(const std::vector<VariantResults>& variants,
+                                              const Study& study) {
+  const VariantResults* chosen = nullptr;
+  for (const VariantResults& v : variants) {
+    if (v.runs.empty() || !v.runs.front().precision_history) continue;
+    const bool lrelu =
+        ParseActivation(v.plan.layer_activations.at(1)).kind == ActivationKind::kLeakyRelu;
+    if (chosen == nullptr || lrelu) chosen = &v;
+    if (lrelu) break;
+  }
+  if (chosen == nullptr) return std::nullopt;
+  std::vector<PrecisionRow> sum;
+  std::vector<double> error_sum;
+  int batches = 0;
+  for (const Run& r : chosen->runs) {
+    for (const PrecisionPoint& point : r.precision_history.value_or(std::vector<PrecisionPoint>{})) {
+      ++batches;
+      for (size_t i = 0; i < point.rows.size(); ++i) {
+        const PrecisionRow& row = point.rows[i];
+        if (sum.size() <= i) sum.push_back({row.format, 0, 0, 0, 0}), error_sum.push_back(0);
+        sum[i].negatives += row.negatives;
+        sum[i].flushed_to_zero += row.flushed_to_zero;
+        sum[i].max_relative_error = std::max(sum[i].max_relative_error, row.max_relative_error);
+        error_sum[i] += row.mean_relative_error * static_cast<double>(row.negatives);
+      }
+    }
+  }
+  if (batches == 0) return std::nullopt;
+  for (size_t i = 0; i < sum.size(); ++i) {
+    sum[i].mean_relative_error = sum[i].negatives > 0 ? error_sum[i] / sum[i].negatives : 0.0;
+  }
+  const ActivationSpec layer2 = ParseActivation(chosen->plan.layer_activations.at(1));
+  const ActivationSpec base = ParseActivation(study.base_activation);
+  const double slope = layer2.kind == ActivationKind::kLeakyRelu ? layer2.slope
+                       : base.kind == ActivationKind::kLeakyRelu ? base.slope
+                                                                 : kPrecisionFallbackSlope;
+  return PrecisionTable{slope,
+                        chosen->plan.name + ": layer-2 pre-activations of " +
+                            std::to_string(batches) + " training batches (every probe step of " +
+                            std::to_string(chosen->runs.size()) + " seeds)",
+                        std::move(sum)};
+}
 
 }  // namespace
 
@@ -173,7 +248,8 @@ Results AssembleResults(Study study, std::vector<Run> runs, const fs::path& run_
     v.summary = SummaryOverSeeds(finals);
     results.variants.push_back(std::move(v));
   }
-  results.precision = MeasuredPrecision(study, run_dir);
+  results.precision = SummedPrecision(results.variants, study);
+  if (!results.precision) results.precision = MeasuredPrecision(study, run_dir);
   results.study = std::move(study);
   results.claims = MeasureClaims(results);
   return results;
@@ -260,6 +336,9 @@ Results MergeResults(const MergeOptions& options) {
     for (const Part& p : parts) study.threads_per_part->push_back(p.results.study.threads);
   }
   if (!missing_runs.empty()) study.partial = Partial{missing_runs, missing_shards};
+  std::vector<const Study*> studies;
+  for (const Part& p : parts) studies.push_back(&p.results.study);
+  study.provenance = MergedProvenance(studies);
 
   // The files: every run's CSV; the captured grids and pre-activations from
   // the part that ran the variant's lowest seed (a single run captures its

@@ -45,6 +45,20 @@ double FrechetDistance(const torch::Tensor& a, const torch::Tensor& b) {
   return std::max(d, 0.0);  // rounding can leave a tiny negative for equal sets
 }
 
+double KernelDistance(const torch::Tensor& a, const torch::Tensor& b) {
+  const torch::Tensor x = a.to(torch::kFloat64), y = b.to(torch::kFloat64);
+  const int64_t m = x.size(0), n = y.size(0);
+  TORCH_CHECK(m > 1 && n > 1 && x.size(1) == y.size(1), "KID needs two sets of >= 2 features");
+  const double f = static_cast<double>(x.size(1));
+  const auto kernel = [&](const torch::Tensor& p, const torch::Tensor& q) {
+    return (p.matmul(q.t()) / f + 1.0).pow(3);
+  };
+  const torch::Tensor kxx = kernel(x, x), kyy = kernel(y, y), kxy = kernel(x, y);
+  const double xx = (kxx.sum() - kxx.diagonal().sum()).item<double>() / (m * (m - 1.0));
+  const double yy = (kyy.sum() - kyy.diagonal().sum()).item<double>() / (n * (n - 1.0));
+  return xx + yy - 2.0 * kxy.mean().item<double>();
+}
+
 std::pair<int, double> ClassCoverage(const torch::Tensor& predicted) {
   const torch::Tensor counts = torch::bincount(predicted.to(torch::kInt64), {}, 10).to(torch::kFloat64);
   const double total = counts.sum().item<double>();

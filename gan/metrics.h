@@ -23,6 +23,13 @@ double DeadChannelFraction(const torch::Tensor& activations);
 // |mu1 - mu2|^2 + tr(S1 + S2 - 2 (S1^1/2 S2 S1^1/2)^1/2), in double.
 double FrechetDistance(const torch::Tensor& a, const torch::Tensor& b);
 
+// The kernel inception distance (Bińkowski et al. 2018) between two
+// feature sets [N, F] and [M, F]: the unbiased estimator of MMD^2 with the
+// cubic polynomial kernel k(x, y) = (x.y / F + 1)^3, over all pairs (the
+// diagonal terms left out), in double. Unbiased: near 0, and below 0 by
+// chance, when both sets come from one distribution.
+double KernelDistance(const torch::Tensor& a, const torch::Tensor& b);
+
 // Predicted classes [N] of 10: classes that appear, and KL(histogram || uniform).
 std::pair<int, double> ClassCoverage(const torch::Tensor& predicted);
 

@@ -41,7 +41,8 @@ struct Probe {
 // absent. The counts (classes, modes) are whole in a run and fractional in
 // a mean over seeds, so they are held as doubles.
 struct Quality {
-  std::optional<double> fcd, class_coverage, class_kl;       // MNIST
+  std::optional<double> fcd, class_coverage, class_kl;       // image data
+  std::optional<double> kid;                                 // image data, lab version 4
   std::optional<double> modes_covered, high_quality_share;   // ring8
 };
 
@@ -61,6 +62,19 @@ struct Final {
   Quality quality;
 };
 
+// The f16 counts (precision.h) of one training batch's layer-2
+// pre-activations (lab version 4: every seed, at each probe step).
+struct PrecisionPoint {
+  int step;
+  std::vector<PrecisionRow> rows;
+};
+
+// Every PReLU layer's slopes per channel at the start and the end of a run.
+struct PreluSlopes {
+  using Layers = std::vector<std::pair<std::string, std::vector<double>>>;  // (module, slopes)
+  Layers start, end;
+};
+
 // One finished (variant, seed) run.
 struct Run {
   std::string variant;
@@ -69,6 +83,8 @@ struct Run {
   std::vector<Row> history;
   std::vector<QualityPoint> quality_history;
   std::optional<std::vector<Probe>> probe_history;  // absent before lab version 3
+  std::optional<std::vector<PrecisionPoint>> precision_history;  // lab version 4, image data
+  std::optional<PreluSlopes> prelu_slopes;                       // lab version 4, with PReLU
 };
 
 // A variant as the plan names it.
@@ -86,11 +102,22 @@ struct VariantResults {
   std::map<std::string, Summary> summary;  // per number of Final (Numbers' names)
 };
 
-// MNIST's quality classifier (lab version 3).
+// The quality classifier (lab version 3; the rest lab version 4).
 struct ClassifierInfo {
   long long train_digits = 0, held_out_digits = 0;
   double held_out_accuracy = 0, real_fcd_floor = 0;
   std::string what;
+  // Lab version 4: the images split three ways; the floors over
+  // kFloorSplits random halvings of the reference images.
+  std::optional<long long> gan_images, reference_images;
+  std::optional<Summary> fcd_floor, kid_floor;
+};
+
+// Where and from what a study ran (lab version 4).
+struct Provenance {
+  std::string commit;       // the source's git commit at build time
+  bool tree_clean = false;  // no uncommitted change in the source then
+  std::string library_version, binary_sha256, command_line, machine, started, finished;
 };
 
 // This library's LeakyReLU against torch::nn::LeakyReLU in a discriminator step.
@@ -109,13 +136,16 @@ struct Partial {
 struct Study {
   std::string name, preset;
   int lab_version = 0;
-  std::string dataset;  // "mnist" or "ring8"
+  std::string dataset;  // "mnist", "fashion" or "ring8"
   std::string data_checksum, classifier_checksum;
   int steps = 0, seeds = 0, first_seed = 0, batch = 0, log_every = 0, quality_every = 0,
       samples = 0, threads = 0;
   std::string models, base_activation;
   std::optional<int> width, probe_every;  // lab version 3
   std::optional<std::string> init;        // lab version 3
+  std::optional<std::string> loss;        // lab version 4
+  std::optional<bool> spectral_norm;      // lab version 4
+  std::optional<Provenance> provenance;   // lab version 4; a merge: every part's
   struct Plan {
     std::vector<PlannedVariant> variants;
     int seeds = 0, first_seed = 0;

@@ -18,7 +18,7 @@ void Put(json& j, const char* key, const std::optional<T>& value) {
 template <class T>
 void Get(const json& j, const char* key, std::optional<T>& value) {
   if (!j.contains(key)) return;
-  if constexpr (std::is_integral_v<T>) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     value = WholeNumber<T>(j[key]);
   } else {
     value = j[key].get<T>();
@@ -34,6 +34,7 @@ void PutQuality(json& j, const Quality& q, Counts counts) {
     return counts == Counts::kWhole ? json(static_cast<int>(v)) : json(v);
   };
   Put(j, "fcd", q.fcd);
+  Put(j, "kid", q.kid);
   if (q.class_coverage) j["class_coverage"] = count(*q.class_coverage);
   Put(j, "class_kl", q.class_kl);
   if (q.modes_covered) j["modes_covered"] = count(*q.modes_covered);
@@ -43,6 +44,7 @@ void PutQuality(json& j, const Quality& q, Counts counts) {
 Quality GetQuality(const json& j) {
   Quality q;
   Get(j, "fcd", q.fcd);
+  Get(j, "kid", q.kid);
   Get(j, "class_coverage", q.class_coverage);
   Get(j, "class_kl", q.class_kl);
   Get(j, "modes_covered", q.modes_covered);
@@ -194,7 +196,25 @@ json VariantJson(const VariantResults& v) {
   j["history"] = history;
   j["quality_history"] = quality;
   if (!v.runs.empty() && v.runs.front().probe_history) j["probe_history"] = probes;
+  // Lab version 4's per-run extras, one entry per seed (null where absent).
+  json precision = json::array(), prelu = json::array();
+  bool any_precision = false, any_prelu = false;
+  for (const Run& r : v.runs) {
+    precision.push_back(r.precision_history ? PrecisionPointsJson(*r.precision_history) : json());
+    prelu.push_back(r.prelu_slopes ? PreluSlopesJson(*r.prelu_slopes) : json());
+    any_precision |= r.precision_history.has_value();
+    any_prelu |= r.prelu_slopes.has_value();
+  }
+  if (any_precision) j["precision_history"] = precision;
+  if (any_prelu) j["prelu_slopes"] = prelu;
   return j;
+}
+
+// A run's lab-version-4 extras from `j`'s entries (a run record's, or a
+// variant's entry of one seed).
+void ExtrasFrom(const json* precision, const json* prelu, Run* r) {
+  if (precision != nullptr && !precision->is_null()) r->precision_history = PrecisionPointsFrom(*precision);
+  if (prelu != nullptr && !prelu->is_null()) r->prelu_slopes = PreluSlopesFrom(*prelu);
 }
 
 VariantResults VariantFrom(const json& j) {
@@ -210,6 +230,8 @@ VariantResults VariantFrom(const json& j) {
     if (probes != nullptr) r.probe_history.emplace();
     HistoriesFrom(j.at("history").at(i), j.at("quality_history").at(i), probes, &r.history,
                   &r.quality_history, probes != nullptr ? &*r.probe_history : nullptr);
+    ExtrasFrom(j.contains("precision_history") ? &j["precision_history"].at(i) : nullptr,
+               j.contains("prelu_slopes") ? &j["prelu_slopes"].at(i) : nullptr, &r);
     v.runs.push_back(std::move(r));
   }
   v.final = FinalFrom(j.at("final"));
@@ -243,6 +265,8 @@ json StudyJson(const Study& s) {
   Put(j, "width", s.width);
   Put(j, "init", s.init);
   Put(j, "probe_every", s.probe_every);
+  Put(j, "loss", s.loss);
+  Put(j, "spectral_norm", s.spectral_norm);
   if (s.classifier) {
     const ClassifierInfo& c = *s.classifier;
     j["classifier"] = {{"train_digits", c.train_digits},
@@ -250,6 +274,18 @@ json StudyJson(const Study& s) {
                        {"held_out_accuracy", c.held_out_accuracy},
                        {"real_fcd_floor", c.real_fcd_floor},
                        {"what", c.what}};
+    Put(j["classifier"], "gan_images", c.gan_images);
+    Put(j["classifier"], "reference_images", c.reference_images);
+    if (c.fcd_floor) j["classifier"]["fcd_floor"] = SummaryJson(*c.fcd_floor);
+    if (c.kid_floor) j["classifier"]["kid_floor"] = SummaryJson(*c.kid_floor);
+  }
+  if (s.provenance) {
+    const Provenance& p = *s.provenance;
+    j["provenance"] = {{"commit", p.commit},           {"tree_clean", p.tree_clean},
+                       {"library_version", p.library_version},
+                       {"binary_sha256", p.binary_sha256}, {"command_line", p.command_line},
+                       {"machine", p.machine},         {"started", p.started},
+                       {"finished", p.finished}};
   }
   if (s.shard) j["shard"] = {{"index", s.shard->first}, {"count", s.shard->second}};
   Put(j, "threads_per_part", s.threads_per_part);
@@ -291,12 +327,30 @@ Study StudyFrom(const json& j) {
   Get(j, "width", s.width);
   Get(j, "init", s.init);
   Get(j, "probe_every", s.probe_every);
+  Get(j, "loss", s.loss);
+  Get(j, "spectral_norm", s.spectral_norm);
   if (j.contains("classifier")) {
     const json& c = j["classifier"];
     s.classifier = ClassifierInfo{WholeNumber<long long>(c.at("train_digits")),
                                   WholeNumber<long long>(c.at("held_out_digits")),
                                   c.at("held_out_accuracy").get<double>(),
-                                  c.at("real_fcd_floor").get<double>(), c.at("what").get<std::string>()};
+                                  c.at("real_fcd_floor").get<double>(), c.at("what").get<std::string>(),
+                                  std::nullopt, std::nullopt, std::nullopt, std::nullopt};
+    if (c.contains("gan_images")) s.classifier->gan_images = WholeNumber<long long>(c["gan_images"]);
+    if (c.contains("reference_images")) {
+      s.classifier->reference_images = WholeNumber<long long>(c["reference_images"]);
+    }
+    if (c.contains("fcd_floor")) s.classifier->fcd_floor = SummaryFrom(c["fcd_floor"]);
+    if (c.contains("kid_floor")) s.classifier->kid_floor = SummaryFrom(c["kid_floor"]);
+  }
+  if (j.contains("provenance")) {
+    const json& p = j["provenance"];
+    s.provenance = Provenance{p.at("commit").get<std::string>(), p.at("tree_clean").get<bool>(),
+                              p.at("library_version").get<std::string>(),
+                              p.at("binary_sha256").get<std::string>(),
+                              p.at("command_line").get<std::string>(),
+                              p.at("machine").get<std::string>(), p.at("started").get<std::string>(),
+                              p.at("finished").get<std::string>()};
   }
   if (j.contains("shard")) {
     s.shard = {WholeNumber<int>(j["shard"].at("index")), WholeNumber<int>(j["shard"].at("count"))};
@@ -330,6 +384,8 @@ json ToJson(const Run& run) {
     for (const Probe& p : *run.probe_history) probes.push_back(ProbeJson(p));
     j["probe_history"] = probes;
   }
+  if (run.precision_history) j["precision_history"] = PrecisionPointsJson(*run.precision_history);
+  if (run.prelu_slopes) j["prelu_slopes"] = PreluSlopesJson(*run.prelu_slopes);
   return j;
 }
 
@@ -342,12 +398,56 @@ Run RunFromJson(const json& j) {
   if (probes != nullptr) r.probe_history.emplace();
   HistoriesFrom(j.at("history"), j.at("quality_history"), probes, &r.history, &r.quality_history,
                 probes != nullptr ? &*r.probe_history : nullptr);
+  ExtrasFrom(j.contains("precision_history") ? &j["precision_history"] : nullptr,
+             j.contains("prelu_slopes") ? &j["prelu_slopes"] : nullptr, &r);
   return r;
 }
 
+json PrecisionPointsJson(const std::vector<PrecisionPoint>& points) {
+  json j = json::array();
+  for (const PrecisionPoint& p : points) {
+    json rows = json::array();
+    for (const PrecisionRow& row : p.rows) rows.push_back(PrecisionRowJson(row));
+    j.push_back({{"step", p.step}, {"rows", rows}});
+  }
+  return j;
+}
+
+std::vector<PrecisionPoint> PrecisionPointsFrom(const json& j) {
+  std::vector<PrecisionPoint> points;
+  for (const json& p : j) {
+    PrecisionPoint point{WholeNumber<int>(p.at("step")), {}};
+    for (const json& row : p.at("rows")) point.rows.push_back(PrecisionRowFrom(row));
+    points.push_back(std::move(point));
+  }
+  return points;
+}
+
+json PreluSlopesJson(const PreluSlopes& slopes) {
+  const auto layers = [](const PreluSlopes::Layers& l) {
+    json j = json::array();
+    for (const auto& [module, values] : l) j.push_back({{"module", module}, {"slopes", values}});
+    return j;
+  };
+  return {{"start", layers(slopes.start)}, {"end", layers(slopes.end)}};
+}
+
+PreluSlopes PreluSlopesFrom(const json& j) {
+  const auto layers = [](const json& l) {
+    PreluSlopes::Layers out;
+    for (const json& layer : l) {
+      out.emplace_back(layer.at("module").get<std::string>(),
+                       layer.at("slopes").get<std::vector<double>>());
+    }
+    return out;
+  };
+  return {layers(j.at("start")), layers(j.at("end"))};
+}
+
 json HistoryJson(const std::vector<Row>& rows, const std::vector<QualityPoint>& quality,
-                 const std::vector<Probe>& probes) {
-  json j = {{"rows", json::array()}, {"quality", json::array()}, {"probes", json::array()}};
+                 const std::vector<Probe>& probes, const std::vector<PrecisionPoint>& precision) {
+  json j = {{"rows", json::array()}, {"quality", json::array()}, {"probes", json::array()},
+            {"precision", PrecisionPointsJson(precision)}};
   for (const Row& row : rows) j["rows"].push_back(RowJson(row));
   for (const QualityPoint& p : quality) j["quality"].push_back(QualityPointJson(p));
   for (const Probe& p : probes) j["probes"].push_back(ProbeJson(p));
@@ -355,8 +455,9 @@ json HistoryJson(const std::vector<Row>& rows, const std::vector<QualityPoint>& 
 }
 
 void HistoryFromJson(const json& j, std::vector<Row>* rows, std::vector<QualityPoint>* quality,
-                     std::vector<Probe>* probes) {
+                     std::vector<Probe>* probes, std::vector<PrecisionPoint>* precision) {
   HistoriesFrom(j.at("rows"), j.at("quality"), &j.at("probes"), rows, quality, probes);
+  *precision = PrecisionPointsFrom(j.at("precision"));
 }
 
 json ToJson(const Results& results) {

@@ -41,6 +41,13 @@ Results ResultsFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const Claim& claim);
 Claim ClaimFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const PrecisionTable& table);
+nlohmann::json PrecisionRowJson(const PrecisionRow& row);
+PrecisionRow PrecisionRowFrom(const nlohmann::json& j);
+// A run's f16 counts per probe step and its PReLU slopes (lab version 4).
+nlohmann::json PrecisionPointsJson(const std::vector<PrecisionPoint>& points);
+std::vector<PrecisionPoint> PrecisionPointsFrom(const nlohmann::json& j);
+nlohmann::json PreluSlopesJson(const PreluSlopes& slopes);
+PreluSlopes PreluSlopesFrom(const nlohmann::json& j);
 PrecisionTable PrecisionFromJson(const nlohmann::json& j);
 
 // One finished run, as a resumable lab keeps it beside the run's files
@@ -50,9 +57,11 @@ nlohmann::json ToJson(const Run& run);
 Run RunFromJson(const nlohmann::json& j);
 // A run's logged rows, quality points and probes so far (a checkpoint's).
 nlohmann::json HistoryJson(const std::vector<Row>& rows, const std::vector<QualityPoint>& quality,
-                           const std::vector<Probe>& probes);
+                           const std::vector<Probe>& probes,
+                           const std::vector<PrecisionPoint>& precision);
 void HistoryFromJson(const nlohmann::json& j, std::vector<Row>* rows,
-                     std::vector<QualityPoint>* quality, std::vector<Probe>* probes);
+                     std::vector<QualityPoint>* quality, std::vector<Probe>* probes,
+                     std::vector<PrecisionPoint>* precision);
 
 // `dir`/results.json. Throws std::runtime_error with one line when there is
 // none or it is not the lab's.

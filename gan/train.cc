@@ -29,6 +29,28 @@ torch::Tensor RealBatch(const LabConfig& c, const LabData& data, torch::Generato
   return data.digits.images.index_select(0, index);
 }
 
+// The LeakyReLU slope of the f16 counts (precision.h), merge.cc's rule:
+// layer 2's when it is LeakyReLU, else the base activation's when that is,
+// else 0.2.
+double PrecisionSlope(const LabConfig& c, const Variant& v) {
+  const ActivationSpec layer2 = LayerActs(c, v)[1];
+  if (layer2.kind == ActivationKind::kLeakyRelu) return layer2.slope;
+  return c.base_act.kind == ActivationKind::kLeakyRelu ? c.base_act.slope : 0.2;
+}
+
+// Every PReLU layer's slopes (per channel), in layer order; empty without PReLU.
+PreluSlopes::Layers PreluLayers(Discriminator& d) {
+  PreluSlopes::Layers layers;
+  for (const auto& p : d->named_parameters()) {
+    const std::string& key = p.key();
+    if (key.rfind("act", 0) != 0 || key.size() < 7 || key.substr(key.size() - 7) != ".weight") continue;
+    const torch::Tensor w = p.value().detach().to(torch::kFloat64).contiguous();
+    layers.emplace_back(key.substr(0, key.size() - 7),
+                        std::vector<double>(w.data_ptr<double>(), w.data_ptr<double>() + w.numel()));
+  }
+  return layers;
+}
+
 // The dead-unit probe (Probe); draws nothing from any generator, so training
 // goes on exactly as without it.
 Probe ProbeUnits(const LabData& data, Generator& g, Discriminator& d, int step) {
@@ -69,10 +91,12 @@ std::optional<TrainedRun> TrainRun(
   TrainingState state;
   state.data_gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 2 + 1);
   state.noise_gen = at::detail::createCPUGenerator(static_cast<uint64_t>(seed) * 2 + 2);
+  PreluSlopes::Layers prelu_start = PreluLayers(d);  // before a checkpoint replaces them
   if (!checkpoint.empty() && std::filesystem::exists(checkpoint)) {
     LoadCheckpoint(checkpoint, models, &state);
   }
   TrainedRun& run = state.run;
+  run.prelu_start = std::move(prelu_start);
   const auto save = [&] {
     if (!checkpoint.empty()) SaveCheckpoint(checkpoint, models, state);
   };
@@ -99,15 +123,18 @@ std::optional<TrainedRun> TrainRun(
     opt_d.zero_grad();
     const torch::Tensor real_logits = d->forward(real, log ? &captured : nullptr);
     const torch::Tensor fake_logits = d->forward(fake.detach());
-    const torch::Tensor d_loss = bce(real_logits, ones(real_logits)) +
-                                 bce(fake_logits, torch::zeros_like(fake_logits));
+    const torch::Tensor d_loss =
+        c.loss == Loss::kHinge
+            ? torch::relu(1.0 - real_logits).mean() + torch::relu(1.0 + fake_logits).mean()
+            : bce(real_logits, ones(real_logits)) + bce(fake_logits, torch::zeros_like(fake_logits));
     d_loss.backward();
     const double grad_norm = log ? d->FirstLayerWeight().grad().norm().item<double>() : 0.0;
     opt_d.step();
-    // Generator step (non-saturating loss).
+    // Generator step (the non-saturating or the hinge loss).
     opt_g.zero_grad();
     const torch::Tensor g_logits = d->forward(fake);
-    const torch::Tensor g_loss = bce(g_logits, ones(g_logits));
+    const torch::Tensor g_loss =
+        c.loss == Loss::kHinge ? -g_logits.mean() : bce(g_logits, ones(g_logits));
     g_loss.backward();
     opt_g.step();
     const double seconds = Seconds(t0);
@@ -142,8 +169,16 @@ std::optional<TrainedRun> TrainRun(
       run.sample_grids.emplace_back(step, g->forward(data.fixed_z));
       g->train();
     }
-    if (c.data == Dataset::kMnist && (step % c.probe_every == 0 || step == c.steps)) {
+    if (IsImages(c.data) && (step % c.probe_every == 0 || step == c.steps)) {
       run.probes.push_back(ProbeUnits(data, g, d, step));
+      // The f16 counts of every seed, on this step's training batch.
+      if (log && captured.preact2.defined()) {
+        const torch::Tensor x = captured.preact2.contiguous().to(torch::kFloat32).reshape({-1});
+        run.precision.push_back(
+            {step, MeasurePrecision(std::vector<float>(x.data_ptr<float>(),
+                                                       x.data_ptr<float>() + x.numel()),
+                                    PrecisionSlope(c, v))});
+      }
     }
     if (step % quality_every == 0 || step == c.steps) {
       torch::NoGradGuard no_grad;
@@ -157,6 +192,7 @@ std::optional<TrainedRun> TrainRun(
     if (c.checkpoint_every > 0 && step % c.checkpoint_every == 0 && step < c.steps) save();
   }
   run.step_ms = 1000.0 * state.step_seconds / c.steps;
+  run.prelu_end = PreluLayers(d);
   return std::move(run);
 }
 

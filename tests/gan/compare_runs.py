@@ -1,5 +1,5 @@
 """Two lab run folders hold the same study bit for bit, wall-time fields
-aside: results.json (without step_ms, speed_check and the run's name), every
+aside: results.json (without step_ms, speed_check, provenance and the run's name), every
 variant folder's files (CSV without the step_ms column; each finished run's
 record, seed<k>.run.json, without step_ms, where both folders have it; PNG
 sample grids and
@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-WALL_TIME = {"step_ms", "speed_check"}
+WALL_TIME = {"step_ms", "speed_check", "provenance"}  # provenance: where and when it ran
 
 
 def without_wall_time(value):

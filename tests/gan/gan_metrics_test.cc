@@ -47,6 +47,38 @@ TEST(GanMetrics, FrechetDistanceKnownAnswers) {
   EXPECT_NEAR(FrechetDistance(centred, centred * 2), trace, 1e-5);
 }
 
+// KID against the estimator written out pair by pair, and its behaviour:
+// about 0 (either sign) for two draws of one distribution, clearly
+// positive for a shifted one.
+TEST(GanMetrics, KernelDistanceUnbiasedEstimator) {
+  torch::manual_seed(5);
+  const torch::Tensor a = torch::randn({7, 3}, torch::kFloat64);
+  const torch::Tensor b = torch::randn({5, 3}, torch::kFloat64) + 0.5;
+  const auto k = [](const torch::Tensor& x, const torch::Tensor& y) {
+    return std::pow(x.dot(y).item<double>() / 3.0 + 1.0, 3);
+  };
+  double xx = 0, yy = 0, xy = 0;
+  for (int i = 0; i < 7; ++i) {
+    for (int j = 0; j < 7; ++j) xx += i != j ? k(a[i], a[j]) : 0.0;
+    for (int j = 0; j < 5; ++j) xy += k(a[i], b[j]);
+  }
+  for (int i = 0; i < 5; ++i) {
+    for (int j = 0; j < 5; ++j) yy += i != j ? k(b[i], b[j]) : 0.0;
+  }
+  const double expected = xx / 42 + yy / 20 - 2 * xy / 35;
+  EXPECT_NEAR(KernelDistance(a, b), expected, 1e-12 * std::abs(expected) + 1e-12);
+  double same = 0;
+  int negative = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    const double d = KernelDistance(torch::randn({200, 8}), torch::randn({200, 8}));
+    same += d / 20;
+    negative += d < 0;
+  }
+  EXPECT_LT(std::abs(same), 0.02);
+  EXPECT_GT(negative, 0);  // unbiased: below 0 by chance (a biased estimator never is)
+  EXPECT_GT(KernelDistance(torch::randn({200, 8}), torch::randn({200, 8}) + 0.5), 0.1);
+}
+
 TEST(GanMetrics, ClassCoverageAndKl) {
   const auto [all, kl_uniform] = ClassCoverage(torch::arange(10).repeat({5}));
   EXPECT_EQ(all, 10);
@@ -141,7 +173,7 @@ TEST(GanData, MnistConvertsOnceAndNamesTheFetchCommandWhenMissingOrCorrupt) {
   const auto dir = std::filesystem::temp_directory_path() / "leaky_gan_mnist_test";
   std::filesystem::remove_all(dir);
   try {
-    LoadMnist(dir.string());
+    LoadImages(MnistImages(), dir.string());
     FAIL() << "no error for a missing data set";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("scripts/fetch_mnist.sh"), std::string::npos) << e.what();
@@ -154,7 +186,7 @@ TEST(GanData, MnistConvertsOnceAndNamesTheFetchCommandWhenMissingOrCorrupt) {
     for (int i = 0; i < 784; ++i) out << (i ? "," : "") << (i == d ? "1" : "0");
     out << "]}";
   }
-  const Digits digits = LoadMnist(dir.string());
+  const Digits digits = LoadImages(MnistImages(), dir.string());
   ASSERT_EQ(digits.images.size(0), 10);
   EXPECT_TRUE(std::filesystem::exists(dir / "mnist.bin"));
   for (int d = 0; d < 10; ++d) {
@@ -162,10 +194,49 @@ TEST(GanData, MnistConvertsOnceAndNamesTheFetchCommandWhenMissingOrCorrupt) {
     EXPECT_FLOAT_EQ(digits.images[d][0][0][d].item<float>(), 1.0f);
     EXPECT_FLOAT_EQ(digits.images[d][0][0][(d + 1) % 28].item<float>(), -1.0f);
   }
-  // A truncated cache is reported, not read.
+  // A truncated cache is reported in one line naming it and the fix, not read.
   std::filesystem::resize_file(dir / "mnist.bin", 100);
-  EXPECT_THROW(LoadMnist(dir.string()), std::runtime_error);
+  try {
+    LoadImages(MnistImages(), dir.string());
+    FAIL() << "a truncated cache was read";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find((dir / "mnist.bin").string() + " is truncated"), std::string::npos) << what;
+    EXPECT_NE(what.find("delete it"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
   std::filesystem::remove_all(dir);
+}
+
+// Fashion-MNIST's package: images as lists of 784 whole grey levels, empty
+// lists skipped and counted; anything else refused naming the file.
+TEST(GanData, FashionClassFilesAndMalformedOnes) {
+  ImageArrays arrays;
+  std::string image = "[";
+  for (int i = 0; i < 784; ++i) image += (i ? "," : "") + std::to_string(i % 256);
+  image += "]";
+  AppendClassFile(FashionImages(), "{\"data\": [[], " + image + ", " + image + "]}", 4, "f/4.json",
+                  arrays);
+  ASSERT_EQ(arrays.count(), 2);
+  EXPECT_EQ(arrays.skipped_empty, 1);
+  EXPECT_EQ(arrays.labels[1], 4);
+  EXPECT_EQ(arrays.pixels[784 + 255], 255);
+  EXPECT_EQ(arrays.pixels[784 + 256], 0);
+  const auto refused = [](const std::string& text, const std::string& what) {
+    ImageArrays a;
+    try {
+      AppendClassFile(FashionImages(), text, 0, "f/0.json", a);
+      ADD_FAILURE() << "accepted " << text.substr(0, 40);
+    } catch (const ImageDataError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("f/0.json " + what, 0), 0u) << e.what();
+    }
+  };
+  refused("{\"data\": [[1, 2]]}", "holds an image of 2 grey levels");
+  refused("{\"data\": [" + image.substr(0, image.size() - 1) + ", 256]]}", "holds an image of 785");
+  refused("{\"data\": [[]]}", "holds no image");
+  refused("{\"data\": [1.5]}", "holds an image that is not a list");
+  refused("[1, 2]", "has no list");
+  refused("{\"data\": [[", "is not valid JSON");
 }
 
 TEST(GanMetrics, ActivationSpecs) {

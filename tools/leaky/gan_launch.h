@@ -23,10 +23,11 @@ namespace leaky::tools {
 struct GanOptions {
   std::string preset = "default", data, acts, layers, norm, base = "lrelu:0.2", name,
               out = "runs", data_dir, shard, slurm_args;
-  std::string init = "dcgan";
+  std::string init = "dcgan", loss = "non-saturating";
   int steps = 0, seeds = 0, first_seed = 0, log_every = 0, threads = 0, samples = 0, jobs = 1,
       width = 1, checkpoint_every = 200;
-  bool speed_check = true, slurm = false, slurm_dry_run = false, force = false;
+  bool speed_check = true, slurm = false, slurm_dry_run = false, force = false,
+       spectral_norm = false;
 };
 
 // Declares `leaky gan`'s options on `cmd`, filling `o`.
@@ -36,10 +37,11 @@ void AddGanOptions(CLI::App* cmd, GanOptions* o);
 // std::invalid_argument with one line on options that do not fit together.
 gan::LabConfig MakeConfig(const GanOptions& o);
 
-// Where the MNIST digits are when --data-dir is not given: $LEAKY_DATA_DIR,
-// else the checkout's data/mnist (scripts/fetch_mnist.sh's default), so the
-// lab finds them from any working directory.
-std::string DefaultDataDir();
+// Where the images are when --data-dir is not given: for MNIST
+// $LEAKY_DATA_DIR, else the checkout's data/mnist (scripts/fetch_mnist.sh's
+// default); for Fashion-MNIST the checkout's data/fashion-mnist
+// (scripts/fetch_fashion_mnist.sh's). From any working directory.
+std::string DefaultDataDir(gan::Dataset data = gan::Dataset::kMnist);
 
 // The folder of shard K of N inside a run folder.
 std::filesystem::path ShardDir(const std::filesystem::path& run_dir, const std::string& k, int n);

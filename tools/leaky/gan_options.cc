@@ -31,7 +31,12 @@ void AddGanOptions(CLI::App* cmd, GanOptions* o) {
                   "default (MNIST, relu vs lrelu:0.2 at layers 2,4, 1 seed, ~3 min), dcgan-3000 "
                   "(all five activations, both norms, 5 seeds, 3000 steps) or ring8")
       ->check(CLI::IsMember({"default", "dcgan-3000", "ring8"}));
-  cmd->add_option("--data", o->data, "mnist or ring8")->check(CLI::IsMember({"mnist", "ring8"}));
+  cmd->add_option("--data", o->data, "mnist, fashion (Fashion-MNIST) or ring8")
+      ->check(CLI::IsMember({"mnist", "fashion", "ring8"}));
+  cmd->add_option("--loss", o->loss, "non-saturating or hinge")
+      ->check(CLI::IsMember({"non-saturating", "hinge"}));
+  cmd->add_flag("--d-spectral-norm", o->spectral_norm,
+                "spectral normalisation of the discriminator's convolutions and head");
   cmd->add_option("--acts", o->acts, "comma list: relu, lrelu:<slope>, prelu, elu, rrelu (@torch: torch's module)");
   cmd->add_option("--d-act-layers", o->layers, "discriminator layers (1-4) that get the activation, or 'all'");
   cmd->add_option("--d-norm", o->norm, "none, batch or both")->check(CLI::IsMember({"none", "batch", "both"}));
@@ -75,7 +80,8 @@ void AddGanOptions(CLI::App* cmd, GanOptions* o) {
   cmd->add_option("--out", o->out, "output root");
   cmd->add_option("--data-dir", o->data_dir,
                   "where scripts/fetch_mnist.sh put the digits (default: $LEAKY_DATA_DIR, else " +
-                      DefaultDataDir() + ")");
+                      DefaultDataDir() + "), or fetch_fashion_mnist.sh the Fashion-MNIST "
+                      "images (default: " + DefaultDataDir(gan::Dataset::kFashion) + ")");
   cmd->add_flag("!--no-speed-check", o->speed_check, "skip the LeakyReLU step-time comparison");
   cmd->add_option("--shard", o->shard,
                   "K/N: run only the K-th of N slices of the runs, into <out>/<name> (merge them "
@@ -114,6 +120,9 @@ gan::LabConfig MakeConfig(const GanOptions& o) {
   }
   if (o.data == "ring8") c.data = gan::Dataset::kRing8, c.samples = 2000;
   if (o.data == "mnist") c.data = gan::Dataset::kMnist;
+  if (o.data == "fashion") c.data = gan::Dataset::kFashion;
+  c.loss = o.loss == "hinge" ? gan::Loss::kHinge : gan::Loss::kNonSaturating;
+  c.shape.spectral_norm = o.spectral_norm;
   if (!o.acts.empty()) acts = o.acts;
   if (!o.layers.empty()) layers = o.layers;
   if (!o.norm.empty()) norm = o.norm;
@@ -127,7 +136,7 @@ gan::LabConfig MakeConfig(const GanOptions& o) {
   c.checkpoint_every = o.checkpoint_every;
   c.force = o.force;
   c.out_dir = o.out;
-  c.data_dir = o.data_dir.empty() ? DefaultDataDir() : o.data_dir;
+  c.data_dir = o.data_dir.empty() ? DefaultDataDir(c.data) : o.data_dir;
   c.base_act = gan::ParseActivation(o.base);
   c.shape.width = o.width;
   c.shape.init = o.init == "default" ? gan::Init::kDefault : gan::Init::kDcgan;
@@ -135,10 +144,10 @@ gan::LabConfig MakeConfig(const GanOptions& o) {
     throw std::invalid_argument("--samples " + std::to_string(c.samples) +
                                 ": the quality metrics need at least 10 generated samples");
   }
-  if (c.data == gan::Dataset::kMnist && c.samples > 1000) {
+  if (gan::IsImages(c.data) && c.samples > 1000) {
     throw std::invalid_argument("--samples " + std::to_string(c.samples) +
-                                ": at most 1000 on MNIST (two real sets of that size come from "
-                                "its 2,000 held-out digits)");
+                                ": at most 1000 on image data (two real sets of that size come "
+                                "from its 2,000 reference images)");
   }
   c.terminal = isatty(STDERR_FILENO) != 0;
   std::vector<int> layer_list;
@@ -180,7 +189,8 @@ gan::LabConfig MakeConfig(const GanOptions& o) {
   return c;
 }
 
-std::string DefaultDataDir() {
+std::string DefaultDataDir(gan::Dataset data) {
+  if (data == gan::Dataset::kFashion) return LEAKY_SOURCE_DIR "/data/fashion-mnist";
   if (const char* env = std::getenv("LEAKY_DATA_DIR"); env != nullptr && *env != '\0') return env;
   return LEAKY_SOURCE_DIR "/data/mnist";
 }
@@ -213,6 +223,8 @@ std::vector<std::string> ShardArgs(const GanOptions& o, const gan::LabConfig& c,
   add_number("--width", o.width);
   add_number("--checkpoint-every", o.checkpoint_every);
   add("--init", o.init);
+  add("--loss", o.loss);
+  if (o.spectral_norm) args.push_back("--d-spectral-norm");
   add("--data-dir", fs::absolute(c.data_dir).string());
   add("--out", (run_dir / "shards").string());
   add("--name", ShardDir(run_dir, k, n).filename().string());

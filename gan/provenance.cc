@@ -1,0 +1,85 @@
+#include "provenance.h"
+
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <leaky/leaky.h>
+
+#include <array>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "source_state.h"
+
+namespace leaky::gan {
+namespace {
+
+std::string ReadAll(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The SHA-256 of this process's executable, or "unreadable".
+std::string BinarySha256() {
+  const std::string bytes = ReadAll("/proc/self/exe");
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  if (bytes.empty() ||
+      EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
+    return "unreadable";
+  }
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    constexpr char kDigits[] = "0123456789abcdef";
+    hex += kDigits[digest[i] >> 4];
+    hex += kDigits[digest[i] & 15];
+  }
+  return hex;
+}
+
+// The arguments, space-separated (/proc/self/cmdline separates them by NUL).
+std::string CommandLine() {
+  std::string line = ReadAll("/proc/self/cmdline");
+  while (!line.empty() && line.back() == '\0') line.pop_back();
+  for (char& c : line) {
+    if (c == '\0') c = ' ';
+  }
+  return line;
+}
+
+// "host: CPU model, N cores".
+std::string Machine() {
+  char host[256] = "unknown";
+  gethostname(host, sizeof(host) - 1);
+  std::string model = "unknown CPU";
+  std::istringstream cpuinfo(ReadAll("/proc/cpuinfo"));
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  return std::string(host) + ": " + model + ", " + std::to_string(sysconf(_SC_NPROCESSORS_ONLN)) +
+         " cores";
+}
+
+}  // namespace
+
+std::string UtcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+Provenance CurrentProvenance() {
+  return Provenance{LEAKY_SOURCE_COMMIT, LEAKY_SOURCE_CLEAN, leaky_version(), BinarySha256(),
+                    CommandLine(),       Machine(),          UtcNow(),        ""};
+}
+
+}  // namespace leaky::gan
