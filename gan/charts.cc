@@ -361,7 +361,7 @@ std::string TrainingCharts(const Results& results, const tools::VegaScripts& scr
        false},
       {RowCurve(&Row::grad_norm), "Gradient norm at D's layer 1", "|grad|", false, false},
       {RowCurve(&Row::step_ms), "Milliseconds per training step", "ms per step", false, false}};
-  if (results.study.dataset == "mnist") {
+  if (results.study.images()) {
     measures.push_back(
         {QualityCurve(&Quality::fcd), "FCD (lower is better; log axis)", "FCD", true, true});
     measures.push_back({QualityCurve(&Quality::class_coverage), "Digit classes covered (of 10)",

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <vector>
 
+#include "config.h"
 #include "measures.h"
 #include "stats.h"
 
@@ -74,7 +75,7 @@ PairedResult Paired(const VariantResults& a, const VariantResults& b, const PerR
 }
 
 IntervalPart Part(const std::string& what, const Summary& s, const std::string& bound, Result r) {
-  return {what, s.mean, s.ci_low, s.ci_high, s.n, bound, Name(r), std::nullopt};
+  return {what, s.mean, s.ci_low, s.ci_high, s.n, bound, Name(r), std::nullopt, std::nullopt};
 }
 
 IntervalPart PairedPart(const std::string& what, const PairedResult& p, const std::string& bound,
@@ -92,13 +93,259 @@ struct Setting {
   std::string suffix, label;
 };
 
+// Lab version 4's registered claims (docs/study/PLAN-4.md): one primary
+// measure per claim, two one-sided t-tests (the bound met; the refutation
+// margin passed), Holm's step-down over the study's family, and the words
+// reproduced / refuted / not shown; secondary measures reported beside
+// them without a verdict.
+constexpr double kAlpha = 0.05;
+
+struct Primary {
+  std::string id, text, what;
+  std::vector<double> values;  // per seed (paired: per seed's difference)
+  double low, high;            // reproduced: the mean within [low, high]
+  double refute_low, refute_high;  // refuted: the mean below refute_low or above refute_high
+  std::string bound, refute_bound;
+  std::optional<SignTest> sign;
+  std::vector<ClaimPart> secondary;
+};
+
+// p for "the mean is within [low, high]": both edges passed (an
+// intersection-union test), so the larger one-sided p.
+double PWithin(const Summary& s, double low, double high) {
+  return std::max(std::isinf(low) ? 0.0 : PAbove(s, low), std::isinf(high) ? 0.0 : PBelow(s, high));
+}
+
+// p for "the mean is beyond the margin" on a finite side; two sides:
+// Bonferroni over them.
+double PBeyond(const Summary& s, double refute_low, double refute_high) {
+  const bool below = !std::isinf(refute_low), above = !std::isinf(refute_high);
+  const double p = std::min(below ? PBelow(s, refute_low) : 1.0, above ? PAbove(s, refute_high) : 1.0);
+  return std::min(1.0, (below && above ? 2.0 : 1.0) * p);
+}
+
+// The probe nearest `step` (none before lab version 3).
+const Probe* ProbeNear(const Run& run, double step) {
+  const Probe* best = nullptr;
+  if (!run.probe_history) return best;
+  for (const Probe& p : *run.probe_history) {
+    if (!best || std::abs(p.step - step) < std::abs(best->step - step)) best = &p;
+  }
+  return best;
+}
+
+IntervalPart Secondary(const std::string& what, const Summary& s) {
+  return {what, s.mean, s.ci_low, s.ci_high, s.n, "-", "secondary", std::nullopt, std::nullopt};
+}
+
+std::vector<Claim> RegisteredClaims(const Results& results) {
+  const double steps = results.study.steps;
+  const Window w = Around2000(steps);
+  const double centre = (w.from + w.to) / 2, last_third = steps * 2 / 3;
+  const bool hinge = results.study.loss.value_or("non-saturating") == "hinge";
+  const std::string window = "steps " + Format(w.from) + "-" + Format(w.to);
+  const auto per_seed = [](const VariantResults& v, const PerRun& f) {
+    std::vector<double> values;
+    for (const Run& r : v.runs) values.push_back(f(r));
+    return values;
+  };
+  const auto paired = [](const VariantResults& a, const VariantResults& b, const PerRun& f) {
+    std::vector<double> diff;
+    for (const Run& ra : a.runs) {
+      for (const Run& rb : b.runs) {
+        if (ra.seed == rb.seed) diff.push_back(f(ra) - f(rb));
+      }
+    }
+    return diff;
+  };
+  const PerRun zero2 = [&](const Run& r) { return WindowMean(r.history, {&Row::zero, 1}, w.from, w.to); };
+  const PerRun nonpos2 = [&](const Run& r) {
+    return WindowMean(r.history, {&Row::nonpos, 1}, w.from, w.to);
+  };
+  const PerRun d_term = [&](const Run& r) {
+    return WindowMean(r.history, &Row::d_loss, last_third + 1, steps) / 2;
+  };
+  const PerRun g_slope = [&](const Run& r) {
+    return SlopeBetween(r.history, &Row::g_loss, steps / 3, steps);
+  };
+  const PerRun final_kid = [](const Run& r) { return r.quality_history.back().quality.kid.value_or(NAN); };
+  const auto probe_field = [&](PerLayer Probe::*field) -> PerRun {
+    return [&, field](const Run& r) {
+      const Probe* p = ProbeNear(r, centre);
+      return p ? (p->*field)[1] : NAN;
+    };
+  };
+  const auto eval_parts = [&](const VariantResults& v, const std::string& label, bool zero) {
+    std::vector<ClaimPart> parts;
+    if (!Probed(v)) return parts;
+    const std::string what = zero ? "exactly 0" : "<= 0";
+    parts.push_back(Secondary(label + " layer 2, fraction " + what + ", eval mode on reference images, probe nearest step " + Format(centre),
+                              PerSeed(v.runs, probe_field(zero ? &Probe::zero_real : &Probe::nonpos_real))));
+    parts.push_back(Secondary(label + " layer 2, fraction " + what + ", eval mode on generated images, same probe",
+                              PerSeed(v.runs, probe_field(zero ? &Probe::zero_fake : &Probe::nonpos_fake))));
+    return parts;
+  };
+
+  std::vector<Claim> out;
+  for (const Setting& setting : {Setting{"", "no norm"}, Setting{"+bn", "batch norm"}}) {
+    const VariantResults* relu = FindVariant(results, "relu" + setting.suffix);
+    const VariantResults* lrelu = FindVariant(results, "lrelu:0.2" + setting.suffix);
+    if (!relu || !lrelu) continue;
+    std::vector<Primary> family;
+    {
+      Primary p{"relu_sparsity",
+                "ReLU: more than 85% of layer 2's activations exactly zero by about step 2,000",
+                "ReLU layer 2, fraction exactly 0, " + window + " (train mode)",
+                per_seed(*relu, zero2), 0.85, INFINITY, 0.80, INFINITY, "> 0.85", "< 0.80",
+                std::nullopt, {}};
+      p.secondary.push_back(Secondary("the same against the text's other figure, 82%", PerSeed(relu->runs, zero2)));
+      for (ClaimPart& part : eval_parts(*relu, "ReLU", true)) p.secondary.push_back(part);
+      family.push_back(std::move(p));
+    }
+    {
+      Primary p{"lrelu_sparsity", "LeakyReLU: about 30% sparsity",
+                "LeakyReLU layer 2, fraction <= 0, " + window + " (train mode)",
+                per_seed(*lrelu, nonpos2), 0.25, 0.35, 0.20, 0.40, "0.25-0.35", "outside 0.20-0.40",
+                std::nullopt, {}};
+      p.secondary.push_back(Secondary("LeakyReLU layer 2, fraction exactly 0 (the literal reading), " + window,
+                                      PerSeed(lrelu->runs, zero2)));
+      for (ClaimPart& part : eval_parts(*lrelu, "LeakyReLU", false)) p.secondary.push_back(part);
+      family.push_back(std::move(p));
+    }
+    if (!hinge) {  // chance is ln 2 per term only under the non-saturating loss
+      Primary stuck{"relu_stuck", "ReLU: the discriminator loss stuck near 0.69",
+                    "ReLU D loss per term (sum / 2), last third", per_seed(*relu, d_term),
+                    kLn2 - 0.05, kLn2 + 0.05, kLn2 - 0.10, kLn2 + 0.10, "0.643-0.743",
+                    "outside 0.593-0.793", std::nullopt, {}};
+      stuck.secondary.push_back(Secondary("ReLU G loss slope per 1000 steps, last two thirds", PerSeed(relu->runs, g_slope)));
+      family.push_back(std::move(stuck));
+      Primary learns{"lrelu_learns", "LeakyReLU: the discriminator loss falling to about 0.45",
+                     "LeakyReLU D loss per term (sum / 2), last third", per_seed(*lrelu, d_term),
+                     0.40, 0.50, 0.35, 0.55, "0.40-0.50", "outside 0.35-0.55", std::nullopt, {}};
+      learns.secondary.push_back(Secondary("LeakyReLU G loss slope per 1000 steps, last two thirds", PerSeed(lrelu->runs, g_slope)));
+      learns.secondary.push_back(Secondary("LeakyReLU classes in the final samples", PerSeed(lrelu->runs, [](const Run& r) {
+        return r.quality_history.back().quality.class_coverage.value_or(NAN);
+      })));
+      family.push_back(std::move(learns));
+    }
+    {
+      const std::vector<double> gap = paired(*relu, *lrelu, FinalFcd);
+      Primary better{"lrelu_better_than_relu", "LeakyReLU trains a better generator than ReLU",
+                     "final FCD, ReLU minus LeakyReLU (paired)", gap, 0.0, INFINITY, 0.0, INFINITY,
+                     "> 0", "< 0", SignTestOf(gap), {}};
+      better.refute_high = INFINITY;
+      better.refute_low = 0.0;
+      const std::vector<double> kid = paired(*relu, *lrelu, final_kid);
+      if (!kid.empty() && !std::isnan(kid.front())) {
+        IntervalPart part = Secondary("final KID, ReLU minus LeakyReLU (paired)", Summarize(kid));
+        part.sign_test = SignTestOf(kid);
+        better.secondary.push_back(part);
+      }
+      family.push_back(std::move(better));
+    }
+    // A shard may hold no seed of a pair, a probe-less run no probe:
+    // nothing measured is not a part (JSON has no NaN).
+    family.erase(std::remove_if(family.begin(), family.end(),
+                                [](const Primary& c) { return c.values.empty(); }),
+                 family.end());
+    for (Primary& c : family) {
+      std::erase_if(c.secondary, [](const ClaimPart& part) {
+        const auto* interval = std::get_if<IntervalPart>(&part);
+        return interval != nullptr && !std::isfinite(interval->mean);
+      });
+    }
+    // The tests, then Holm over the family (claims with fewer than 3 seeds
+    // are outside it and get no verdict).
+    std::vector<double> p;
+    std::vector<size_t> members;
+    std::vector<Summary> summaries;
+    std::vector<IntervalPart::Test> tests;
+    for (size_t i = 0; i < family.size(); ++i) {
+      const Primary& c = family[i];
+      summaries.push_back(Summarize(c.values));
+      const Summary& s = summaries.back();
+      IntervalPart::Test t{PWithin(s, c.low, c.high), PBeyond(s, c.refute_low, c.refute_high), 1,
+                           c.refute_bound};
+      tests.push_back(t);
+      if (s.n >= kMinSeeds) {
+        p.push_back(std::min(1.0, 2 * std::min(t.p_hold, t.p_refute)));
+        members.push_back(i);
+      }
+    }
+    const std::vector<double> holm = HolmAdjusted(p);
+    for (size_t k = 0; k < members.size(); ++k) tests[members[k]].p_holm = holm[k];
+    for (size_t i = 0; i < family.size(); ++i) {
+      const Primary& c = family[i];
+      const Summary& s = summaries[i];
+      const IntervalPart::Test& t = tests[i];
+      const std::string verdict = s.n < kMinSeeds      ? "no verdict"
+                                  : t.p_holm >= kAlpha ? "not shown"
+                                  : t.p_hold < t.p_refute ? "reproduced"
+                                                          : "refuted";
+      IntervalPart primary{c.what, s.mean, s.ci_low, s.ci_high, s.n, c.bound, verdict, c.sign, t};
+      std::vector<ClaimPart> parts = {primary};
+      for (const ClaimPart& part : c.secondary) parts.push_back(part);
+      ClaimSetting cs{setting.label, std::move(parts), verdict};
+      auto found = std::find_if(out.begin(), out.end(), [&](const Claim& x) { return x.id == c.id; });
+      if (found == out.end()) {
+        out.push_back({c.id, c.text, {std::move(cs)}, verdict});
+      } else {
+        if (found->verdict != verdict) found->verdict = "mixed";
+        found->settings.push_back(std::move(cs));
+      }
+    }
+  }
+  if (out.empty()) return out;
+  // f16, a count over every seed's batches: the first LeakyReLU variant's
+  // runs (merge.cc's choice), outside the Holm family.
+  for (const VariantResults& v : results.variants) {
+    if (v.runs.empty() || !v.runs.front().precision_history ||
+        ParseActivation(v.plan.layer_activations.at(1)).kind != ActivationKind::kLeakyRelu) {
+      continue;
+    }
+    long long seeds_native = 0, native = 0, ours = 0, negatives = 0, batches = 0;
+    for (const Run& r : v.runs) {
+      long long run_native = 0;
+      for (const PrecisionPoint& point : *r.precision_history) {
+        ++batches;
+        for (const PrecisionRow& row : point.rows) {
+          if (row.format == "f16, native f16 arithmetic") {
+            run_native += row.flushed_to_zero;
+            negatives += row.negatives;
+          }
+          if (row.format == "f16, leaky (f32 compute)") ours += row.flushed_to_zero;
+        }
+      }
+      native += run_native;
+      seeds_native += run_native > 0;
+    }
+    const long long seeds = static_cast<long long>(v.runs.size());
+    const std::string verdict = seeds < kMinSeeds ? "no verdict"
+                                : seeds_native == seeds && ours == 0 ? "reproduced"
+                                : seeds_native == 0 && ours == 0     ? "refuted"
+                                                                     : "not shown";
+    out.push_back({"f16_underflow",
+                   "f16: small negative products underflow to zero unless computed in f32",
+                   {{"layer-2 pre-activations of " + v.plan.name + ", " + std::to_string(batches) +
+                         " training batches (every probe step of every seed)",
+                     {CountPart{"seeds in which native f16 flushed a negative product to 0", seeds_native, seeds},
+                      CountPart{"negative inputs flushed to 0, native f16 arithmetic", native, negatives},
+                      CountPart{"negative inputs flushed to 0, this library's f16 (f32 compute)", ours, negatives}},
+                     verdict}},
+                   verdict});
+    break;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<std::vector<Claim>> MeasureClaims(const Results& results) {
-  if (results.study.dataset != "mnist" || !FindVariant(results, "relu") ||
+  if (!results.study.images() || !FindVariant(results, "relu") ||
       !FindVariant(results, "lrelu:0.2")) {
     return std::nullopt;
   }
+  if (results.study.lab_version >= 4) return RegisteredClaims(results);
   const double steps = results.study.steps;
   // "by about step 2,000".
   const Window w = Around2000(steps);
@@ -303,6 +550,13 @@ std::string ClaimPartText(const ClaimPart& part) {
                   p.sign_test->negative, p.sign_test->p);
     text += buffer;
   }
+  if (p.test) {
+    char buffer[128];
+    std::snprintf(buffer, sizeof(buffer), "; p(bound met) %.3g, p(%s) %.3g, Holm p %.3g",
+                  p.test->p_hold, p.test->refute_bound.c_str(), p.test->p_refute, p.test->p_holm);
+    text += buffer;
+  }
+  if (p.result == "secondary") return text + " (secondary)";
   return text + "; bound " + p.bound + ": " + p.result;
 }
 

@@ -17,6 +17,10 @@ json PartJson(const ClaimPart& part) {
     j["sign_test"] = {{"positive", p.sign_test->positive}, {"negative", p.sign_test->negative},
                       {"ties", p.sign_test->ties}, {"p", p.sign_test->p}};
   }
+  if (p.test) {
+    j["test"] = {{"p_hold", p.test->p_hold}, {"p_refute", p.test->p_refute},
+                 {"p_holm", p.test->p_holm}, {"refute_bound", p.test->refute_bound}};
+  }
   return j;
 }
 
@@ -28,11 +32,16 @@ ClaimPart PartFrom(const json& j) {
   IntervalPart p{j.at("what").get<std::string>(), j.at("mean").get<double>(),
                  j.at("ci_low").get<double>(),    j.at("ci_high").get<double>(),
                  WholeNumber<int>(j.at("n")),            j.at("bound").get<std::string>(),
-                 j.at("result").get<std::string>(), std::nullopt};
+                 j.at("result").get<std::string>(), std::nullopt, std::nullopt};
   if (j.contains("sign_test")) {
     const json& t = j["sign_test"];
     p.sign_test = SignTest{WholeNumber<int>(t.at("positive")), WholeNumber<int>(t.at("negative")),
                            WholeNumber<int>(t.at("ties")), t.at("p").get<double>()};
+  }
+  if (j.contains("test")) {
+    const json& t = j["test"];
+    p.test = IntervalPart::Test{t.at("p_hold").get<double>(), t.at("p_refute").get<double>(),
+                                t.at("p_holm").get<double>(), t.at("refute_bound").get<std::string>()};
   }
   return p;
 }

@@ -201,7 +201,8 @@ std::optional<PrecisionTable> SummedPrecision(const std::vector<VariantResults>&
   std::vector<double> error_sum;
   int batches = 0;
   for (const Run& r : chosen->runs) {
-    for (const PrecisionPoint& point : r.precision_history.value_or(std::vector<PrecisionPoint>{})) {
+    if (!r.precision_history) continue;
+    for (const PrecisionPoint& point : *r.precision_history) {
       ++batches;
       for (size_t i = 0; i < point.rows.size(); ++i) {
         const PrecisionRow& row = point.rows[i];

@@ -46,7 +46,7 @@ void WriteRunFiles(const LabConfig& config, const std::filesystem::path& dir, in
   std::filesystem::create_directories(dir);
   for (const auto& [step, samples] : run.sample_grids) {
     const torch::Tensor image =
-        config.data == Dataset::kMnist ? ImageGrid(samples, 8) : ScatterImage(samples, 160);
+        IsImages(config.data) ? ImageGrid(samples, 8) : ScatterImage(samples, 160);
     WriteFile(dir / ("samples_step" + std::to_string(step) + ".png"), EncodePng(image));
   }
   WriteCsv(dir / ("seed" + std::to_string(seed) + ".csv"), run.rows);

@@ -137,6 +137,7 @@ struct Study {
   std::string name, preset;
   int lab_version = 0;
   std::string dataset;  // "mnist", "fashion" or "ring8"
+  bool images() const { return dataset != "ring8"; }  // 28x28 images, a classifier
   std::string data_checksum, classifier_checksum;
   int steps = 0, seeds = 0, first_seed = 0, batch = 0, log_every = 0, quality_every = 0,
       samples = 0, threads = 0;
@@ -166,6 +167,14 @@ struct IntervalPart {
   int n = 0;
   std::string bound, result;
   std::optional<SignTest> sign_test;
+  // A registered primary measure (lab version 4, docs/study/PLAN-4.md): its
+  // one-sided p-values, the Holm-adjusted p of the study's family, and the
+  // bound beyond which it refutes the claim.
+  struct Test {
+    double p_hold = 1, p_refute = 1, p_holm = 1;
+    std::string refute_bound;
+  };
+  std::optional<Test> test;
 };
 // ...or a count (the f16 claim).
 struct CountPart {

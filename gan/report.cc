@@ -34,13 +34,17 @@ std::string SummaryCell(const Summary& s, double scale = 1) {
 }
 
 std::string SummaryTable(const Results& results) {
-  const bool mnist = results.study.dataset == "mnist";
+  const bool mnist = results.study.images();
   std::vector<std::pair<std::string, std::string>> metrics = {
       {"d_loss", "D loss"}, {"g_loss", "G loss"}, {"d_real", "D(x)"}, {"d_fake", "D(G(z))"},
       {"grad_norm_first_layer", "|grad| layer 1"}};
   if (mnist) {
     metrics.insert(metrics.end(), {{"fcd", "FCD"}, {"class_coverage", "classes"},
                                    {"class_kl", "class KL"}});
+    // KID from lab version 4 on (earlier studies have none).
+    const bool kid = std::all_of(results.variants.begin(), results.variants.end(),
+                                 [](const VariantResults& v) { return v.summary.count("kid") > 0; });
+    if (kid) metrics.insert(metrics.begin() + 6, {"kid", "KID"});
   } else {
     metrics.insert(metrics.end(), {{"modes_covered", "modes"}, {"high_quality_share", "HQ share"}});
   }
@@ -201,11 +205,19 @@ std::string RenderReport(const Results& results, const std::string& run_dir,
   if (study.classifier) {
     const ClassifierInfo& c = *study.classifier;
     html << "<p class=\"note\">Quality classifier: trained on " << c.train_digits
-         << " digits, accuracy " << Number(100 * c.held_out_accuracy, "%.2f") << "% on the "
+         << " images, accuracy " << Number(100 * c.held_out_accuracy, "%.2f") << "% on the "
          << c.held_out_digits
-         << " held out; FCD's real reference is held-out digits. <b>Real-vs-real FCD (the floor): "
+         << " held out; FCD's real reference is held-out images. <b>Real-vs-real FCD (the floor): "
          << Number(c.real_fcd_floor) << "</b> (two disjoint sets of " << study.samples
-         << " real digits).</p>";
+         << " real images)";
+    if (c.fcd_floor && c.kid_floor) {
+      html << "; over " << c.fcd_floor->n << " random halvings of the "
+           << c.reference_images.value_or(0) << " reference images, FCD " << Number(c.fcd_floor->mean)
+           << " &plusmn; " << Number(c.fcd_floor->std, "%.2g") << " and KID "
+           << Number(c.kid_floor->mean) << " &plusmn; " << Number(c.kid_floor->std, "%.2g")
+           << " (mean &plusmn; std)";
+    }
+    html << ".</p>";
   }
   if (study.stopped_early) {
     html << "<p><b>Stopped early (Ctrl-C): only the runs that finished are shown.</b></p>";

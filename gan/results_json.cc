@@ -497,7 +497,12 @@ Results ReadResults(const std::filesystem::path& dir) {
   try {
     return ResultsFromJson(j);
   } catch (const json::exception& e) {
-    throw std::runtime_error(file.string() + " is not a lab results.json (" + e.what() + ")");
+    // nlohmann's own tag ("[json.exception.type_error.302] ") is not for users.
+    std::string what = e.what();
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string::npos) {
+      what = what.substr(what.find("] ") + 2);
+    }
+    throw std::runtime_error(file.string() + " is not a lab results.json (" + what + ")");
   } catch (const std::invalid_argument& e) {
     throw std::runtime_error(file.string() + " is not a lab results.json (" + e.what() + ")");
   }

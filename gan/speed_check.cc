@@ -18,7 +18,7 @@ SpeedCheck MeasureSpeedCheck(Dataset data, ModelShape shape, int batch) {
   Discriminator a(data, ours, false, 0, shape);
   torch::manual_seed(0);
   Discriminator b(data, theirs, false, 0, shape);
-  const torch::Tensor x = data == Dataset::kMnist ? torch::randn({batch, 1, 28, 28})
+  const torch::Tensor x = IsImages(data) ? torch::randn({batch, 1, 28, 28})
                                                   : torch::randn({batch * 4, 2});
   auto time = [&](Discriminator& d) {
     const auto t0 = std::chrono::steady_clock::now();

@@ -55,4 +55,31 @@ Summary Summarize(const std::vector<double>& values) {
   return s;
 }
 
+double PAbove(const Summary& s, double bound) {
+  if (s.n < 2) return 1.0;
+  if (!(s.std > 0)) return s.mean > bound ? 0.0 : 1.0;
+  const double t = (s.mean - bound) / (s.std / std::sqrt(static_cast<double>(s.n)));
+  return boost::math::cdf(
+      boost::math::complement(boost::math::students_t_distribution<double>(s.n - 1), t));
+}
+
+double PBelow(const Summary& s, double bound) {
+  Summary mirrored = s;
+  mirrored.mean = -s.mean;
+  return PAbove(mirrored, -bound);
+}
+
+std::vector<double> HolmAdjusted(const std::vector<double>& p) {
+  std::vector<size_t> order(p.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p[a] < p[b]; });
+  std::vector<double> adjusted(p.size());
+  double running = 0;
+  for (size_t rank = 0; rank < order.size(); ++rank) {
+    running = std::max(running, std::min(1.0, p[order[rank]] * static_cast<double>(p.size() - rank)));
+    adjusted[order[rank]] = running;
+  }
+  return adjusted;
+}
+
 }  // namespace leaky::gan

@@ -24,6 +24,17 @@ Summary Summarize(const std::vector<double>& values);
 // (Boost.Math), the half-width factor of a 95% interval.
 double StudentT975(int dof);
 
+// One-sided p-values of the Student-t test of the mean (n - 1 degrees of
+// freedom; Boost.Math): PAbove for "mean > bound" (H0: mean <= bound),
+// PBelow for "mean < bound". 1 with fewer than 2 values or no spread (and
+// the mean on H0's side).
+double PAbove(const Summary& s, double bound);
+double PBelow(const Summary& s, double bound);
+
+// Holm's step-down adjustment of a family's p-values, in their order:
+// the i-th smallest times (m - i + 1), made monotone, capped at 1.
+std::vector<double> HolmAdjusted(const std::vector<double>& p);
+
 // The exact two-sided sign test of paired differences against a median of
 // 0: zero differences are dropped; p = min(1, 2 P(X <= min(pos, neg))),
 // X ~ Binomial(pos + neg, 1/2) (Boost.Math's binomial tail).

@@ -42,6 +42,7 @@ std::vector<std::pair<std::string, double>> Numbers(const Final& f) {
   for (const auto& [key, value] : {std::pair<const char*, const std::optional<double>*>{"fcd", &q.fcd},
                                    {"class_coverage", &q.class_coverage},
                                    {"class_kl", &q.class_kl},
+                                   {"kid", &q.kid},
                                    {"modes_covered", &q.modes_covered},
                                    {"high_quality_share", &q.high_quality_share}}) {
     if (*value) numbers.emplace_back(key, **value);
@@ -90,7 +91,7 @@ Final MeanOverSeeds(const std::vector<Final>& finals) {
     m.probe_dead_channels = MeanPerLayer(
         finals, [](const Final& f) -> const PerLayer& { return f.probe_dead_channels.value(); });
   }
-  for (auto field : {&Quality::fcd, &Quality::class_coverage, &Quality::class_kl,
+  for (auto field : {&Quality::fcd, &Quality::kid, &Quality::class_coverage, &Quality::class_kl,
                      &Quality::modes_covered, &Quality::high_quality_share}) {
     if (finals.front().quality.*field) {
       m.quality.*field = Mean(finals, [&](const Final& f) { return (f.quality.*field).value(); });

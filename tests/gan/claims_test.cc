@@ -235,5 +235,66 @@ TEST(Claims, MarkdownHasARowPerSettingAndTheVerdicts) {
   EXPECT_NE(md.find("**reproduced**"), std::string::npos);
 }
 
+// Lab version 4 (docs/study/PLAN-4.md): Holm's adjustment and the
+// one-sided t-tests against known values.
+TEST(RegisteredClaims, HolmAndOneSidedTests) {
+  const std::vector<double> holm = HolmAdjusted({0.01, 0.04, 0.03, 0.005});
+  ASSERT_EQ(holm.size(), 4u);
+  EXPECT_DOUBLE_EQ(holm[3], 0.02);  // the smallest times 4
+  EXPECT_DOUBLE_EQ(holm[0], 0.03);  // then times 3
+  EXPECT_DOUBLE_EQ(holm[2], 0.06);  // times 2
+  EXPECT_DOUBLE_EQ(holm[1], 0.06);  // 0.04 x 1, raised to keep the order
+  Summary s{1.0, 1.0, 0, 0, 0, 0, 4};  // t = 2 with 3 degrees of freedom
+  EXPECT_NEAR(PAbove(s, 0.0), 0.069663, 1e-6);
+  EXPECT_NEAR(PBelow(s, 2.0), 0.069663, 1e-6);
+  EXPECT_NEAR(PAbove(s, 2.0), 1 - 0.069663, 1e-6);
+}
+
+// The article's picture with 5 seeds: every primary measure reproduced
+// after Holm; the opposite picture refutes ReLU's sparsity; the hinge loss
+// leaves the D-loss claims out; values straddling a bound are not shown.
+TEST(RegisteredClaims, VerdictWords) {
+  Results article = ArticleStudy();
+  article.study.lab_version = 4;
+  auto claims = MeasureClaims(article);
+  ASSERT_TRUE(claims);
+  for (const char* id : {"relu_sparsity", "lrelu_sparsity", "relu_stuck", "lrelu_learns",
+                         "lrelu_better_than_relu"}) {
+    EXPECT_EQ(Find(claims, id).verdict, "reproduced") << id << ": " << ClaimsMarkdown(*claims);
+    const IntervalPart& primary = Interval(Find(claims, id));
+    ASSERT_TRUE(primary.test) << id;
+    EXPECT_LT(primary.test->p_holm, 0.05) << id;
+  }
+  for (const Claim& c : *claims) EXPECT_NE(c.id, "prelu_oscillates");  // not registered in plan 4
+
+  Results opposite = article;
+  opposite.variants[0] = MakeVariant(
+      "relu", 5, [](int seed, int step) { return MakeRow(0.9 + 0.001 * seed, 2.0 - step / 2000.0, 0.5 + 0.01 * seed, 0.5); },
+      [](int, int step) { return 1000.0 * std::exp(-step / 500.0) + 10; });
+  claims = MeasureClaims(opposite);
+  EXPECT_EQ(Find(claims, "relu_sparsity").verdict, "refuted") << ClaimsMarkdown(*claims);
+  EXPECT_EQ(Find(claims, "relu_stuck").verdict, "refuted") << ClaimsMarkdown(*claims);
+
+  Results hinge = article;
+  hinge.study.loss = "hinge";
+  claims = MeasureClaims(hinge);
+  for (const Claim& c : *claims) {
+    EXPECT_NE(c.id, "relu_stuck");
+    EXPECT_NE(c.id, "lrelu_learns");
+  }
+
+  // ReLU's zeros at 0.85 +- 0.05 across seeds: neither above 0.85 nor
+  // below 0.80 with any confidence.
+  Results straddle = article;
+  straddle.variants[0] = MakeVariant(
+      "relu", 5, [&](int seed, int step) {
+        const double ln4 = 2 * std::log(2.0);
+        return MakeRow(ln4, 0.7 + step / 1000.0, 0.85 + 0.05 * (seed - 2), 0.9);
+      },
+      [](int, int step) { return 1000.0 - step / 30.0; });
+  claims = MeasureClaims(straddle);
+  EXPECT_EQ(Find(claims, "relu_sparsity").verdict, "not shown") << ClaimsMarkdown(*claims);
+}
+
 }  // namespace
 }  // namespace leaky::gan

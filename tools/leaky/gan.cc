@@ -34,7 +34,7 @@ extern "C" void OnInterrupt(int) { g_stop = true; }
 // modes truncated to whole numbers).
 void PrintFinals(const gan::Results& results) {
   if (const auto& c = results.study.classifier) {
-    std::printf("  quality classifier: %.2f%% on %lld held-out digits; real-vs-real FCD (the floor) %.2f\n",
+    std::printf("  quality classifier: %.2f%% on %lld held-out images; real-vs-real FCD (the floor) %.2f\n",
                 100 * c->held_out_accuracy, c->held_out_digits, c->real_fcd_floor);
   }
   for (const gan::VariantResults& v : results.variants) {
@@ -99,8 +99,9 @@ void AddClaimsCommand(CLI::App& gan_cmd, std::function<int()>& run) {
 
 gan::Results ReadStudy(const std::string& dir) {
   gan::Results results = gan::ReadResults(dir);
-  if (results.study.dataset != "mnist") {
-    throw std::runtime_error(dir + "/results.json is not an MNIST study of the lab");
+  if (!results.study.images()) {
+    throw std::runtime_error(dir + "/results.json is not an image study of the lab (MNIST or "
+                             "Fashion-MNIST)");
   }
   return results;
 }
