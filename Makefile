@@ -94,11 +94,11 @@ demo: demo-build
 	$(BUILD)/leaky gan --jobs $(DEMO_JOBS)
 
 # The GAN study of docs/study (hours on 2 cores): the runs registered in
-# docs/study/PLAN.md (dcgan-3000, the width x init crossing, the 6,000-step
-# extension) on $(JOBS) local workers at 1 thread each, merged into runs/
+# docs/study/PLAN-4.md (20 seeds at width 1 under both inits, spectral norm
+# with the hinge loss, Fashion-MNIST, LeakyReLU's slope swept, 20,000 steps)
+# on $(JOBS) local workers at 1 thread each, merged into runs/
 # (docs/study/README.md says how to run them on Slurm instead).
 study: build
-	bash scripts/fetch_mnist.sh
 	bash scripts/fetch_vega.sh
 	JOBS=$(JOBS) bash scripts/study.sh runs $(BUILD)/leaky
 
