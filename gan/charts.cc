@@ -356,7 +356,7 @@ std::string TrainingCharts(const Results& results, const tools::VegaScripts& scr
   std::vector<Measure> measures = {
       {RowCurve(&Row::d_loss), "D loss (real + fake terms; chance 1.386)", "D loss", false, false},
       {RowCurve(&Row::g_loss), "G loss", "G loss", false, false},
-      {RowCurve(&Row::d_real), "D(x): D's mean output on real digits", "D(x)", false, false},
+      {RowCurve(&Row::d_real), "D(x): D's mean output on real images", "D(x)", false, false},
       {RowCurve(&Row::d_fake), "D(G(z)): D's mean output on generated samples", "D(G(z))", false,
        false},
       {RowCurve(&Row::grad_norm), "Gradient norm at D's layer 1", "|grad|", false, false},
@@ -364,7 +364,7 @@ std::string TrainingCharts(const Results& results, const tools::VegaScripts& scr
   if (results.study.images()) {
     measures.push_back(
         {QualityCurve(&Quality::fcd), "FCD (lower is better; log axis)", "FCD", true, true});
-    measures.push_back({QualityCurve(&Quality::class_coverage), "Digit classes covered (of 10)",
+    measures.push_back({QualityCurve(&Quality::class_coverage), "Classes covered (of 10)",
                         "classes", false, true});
   } else {
     measures.push_back(

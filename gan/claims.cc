@@ -101,6 +101,7 @@ struct Setting {
 constexpr double kAlpha = 0.05;
 
 struct Primary {
+  std::string setting;  // the norm setting's label
   std::string id, text, what;
   std::vector<double> values;  // per seed (paired: per seed's difference)
   double low, high;            // reproduced: the mean within [low, high]
@@ -187,23 +188,26 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
   };
 
   std::vector<Claim> out;
+  // The family: every primary measure of the study, both norm settings.
+  std::vector<Primary> family;
   for (const Setting& setting : {Setting{"", "no norm"}, Setting{"+bn", "batch norm"}}) {
     const VariantResults* relu = FindVariant(results, "relu" + setting.suffix);
     const VariantResults* lrelu = FindVariant(results, "lrelu:0.2" + setting.suffix);
     if (!relu || !lrelu) continue;
-    std::vector<Primary> family;
     {
-      Primary p{"relu_sparsity",
+      Primary p{setting.label, "relu_sparsity",
                 "ReLU: more than 85% of layer 2's activations exactly zero by about step 2,000",
                 "ReLU layer 2, fraction exactly 0, " + window + " (train mode)",
                 per_seed(*relu, zero2), 0.85, INFINITY, 0.80, INFINITY, "> 0.85", "< 0.80",
                 std::nullopt, {}};
-      p.secondary.push_back(Secondary("the same against the text's other figure, 82%", PerSeed(relu->runs, zero2)));
+      IntervalPart eighty_two = Secondary("the same against the text's other figure", PerSeed(relu->runs, zero2));
+      eighty_two.bound = "> 0.82";
+      p.secondary.push_back(eighty_two);
       for (ClaimPart& part : eval_parts(*relu, "ReLU", true)) p.secondary.push_back(part);
       family.push_back(std::move(p));
     }
     {
-      Primary p{"lrelu_sparsity", "LeakyReLU: about 30% sparsity",
+      Primary p{setting.label, "lrelu_sparsity", "LeakyReLU: about 30% sparsity",
                 "LeakyReLU layer 2, fraction <= 0, " + window + " (train mode)",
                 per_seed(*lrelu, nonpos2), 0.25, 0.35, 0.20, 0.40, "0.25-0.35", "outside 0.20-0.40",
                 std::nullopt, {}};
@@ -213,13 +217,13 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
       family.push_back(std::move(p));
     }
     if (!hinge) {  // chance is ln 2 per term only under the non-saturating loss
-      Primary stuck{"relu_stuck", "ReLU: the discriminator loss stuck near 0.69",
+      Primary stuck{setting.label, "relu_stuck", "ReLU: the discriminator loss stuck near 0.69",
                     "ReLU D loss per term (sum / 2), last third", per_seed(*relu, d_term),
                     kLn2 - 0.05, kLn2 + 0.05, kLn2 - 0.10, kLn2 + 0.10, "0.643-0.743",
                     "outside 0.593-0.793", std::nullopt, {}};
       stuck.secondary.push_back(Secondary("ReLU G loss slope per 1000 steps, last two thirds", PerSeed(relu->runs, g_slope)));
       family.push_back(std::move(stuck));
-      Primary learns{"lrelu_learns", "LeakyReLU: the discriminator loss falling to about 0.45",
+      Primary learns{setting.label, "lrelu_learns", "LeakyReLU: the discriminator loss falling to about 0.45",
                      "LeakyReLU D loss per term (sum / 2), last third", per_seed(*lrelu, d_term),
                      0.40, 0.50, 0.35, 0.55, "0.40-0.50", "outside 0.35-0.55", std::nullopt, {}};
       learns.secondary.push_back(Secondary("LeakyReLU G loss slope per 1000 steps, last two thirds", PerSeed(lrelu->runs, g_slope)));
@@ -230,7 +234,7 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
     }
     {
       const std::vector<double> gap = paired(*relu, *lrelu, FinalFcd);
-      Primary better{"lrelu_better_than_relu", "LeakyReLU trains a better generator than ReLU",
+      Primary better{setting.label, "lrelu_better_than_relu", "LeakyReLU trains a better generator than ReLU",
                      "final FCD, ReLU minus LeakyReLU (paired)", gap, 0.0, INFINITY, 0.0, INFINITY,
                      "> 0", "< 0", SignTestOf(gap), {}};
       better.refute_high = INFINITY;
@@ -243,10 +247,17 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
       }
       family.push_back(std::move(better));
     }
-    // A shard may hold no seed of a pair, a probe-less run no probe:
-    // nothing measured is not a part (JSON has no NaN).
+  }
+  {
+    // A shard may hold no seed of a pair, a run too short for the window
+    // no value in it: what was not measured is not a part (JSON has no
+    // NaN, and a NaN test would join the family as "not shown").
     family.erase(std::remove_if(family.begin(), family.end(),
-                                [](const Primary& c) { return c.values.empty(); }),
+                                [](const Primary& c) {
+                                  return c.values.empty() ||
+                                         std::any_of(c.values.begin(), c.values.end(),
+                                                     [](double v) { return !std::isfinite(v); });
+                                }),
                  family.end());
     for (Primary& c : family) {
       std::erase_if(c.secondary, [](const ClaimPart& part) {
@@ -285,7 +296,7 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
       IntervalPart primary{c.what, s.mean, s.ci_low, s.ci_high, s.n, c.bound, verdict, c.sign, t};
       std::vector<ClaimPart> parts = {primary};
       for (const ClaimPart& part : c.secondary) parts.push_back(part);
-      ClaimSetting cs{setting.label, std::move(parts), verdict};
+      ClaimSetting cs{c.setting, std::move(parts), verdict};
       auto found = std::find_if(out.begin(), out.end(), [&](const Claim& x) { return x.id == c.id; });
       if (found == out.end()) {
         out.push_back({c.id, c.text, {std::move(cs)}, verdict});
@@ -299,8 +310,11 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
   // f16, a count over every seed's batches: the first LeakyReLU variant's
   // runs (merge.cc's choice), outside the Holm family.
   for (const VariantResults& v : results.variants) {
-    if (v.runs.empty() || !v.runs.front().precision_history ||
-        ParseActivation(v.plan.layer_activations.at(1)).kind != ActivationKind::kLeakyRelu) {
+    const bool counted = !v.runs.empty() && std::all_of(v.runs.begin(), v.runs.end(), [](const Run& r) {
+      return r.precision_history.has_value();
+    });
+    if (!counted || v.plan.layer_activations.size() < 2 ||
+        ParseActivation(v.plan.layer_activations[1]).kind != ActivationKind::kLeakyRelu) {
       continue;
     }
     long long seeds_native = 0, native = 0, ours = 0, negatives = 0, batches = 0;
@@ -320,15 +334,19 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
       seeds_native += run_native > 0;
     }
     const long long seeds = static_cast<long long>(v.runs.size());
+    // As registered (PLAN-4.md): refuted when native f16 flushed nothing
+    // in any seed, whatever ours did.
     const std::string verdict = seeds < kMinSeeds ? "no verdict"
                                 : seeds_native == seeds && ours == 0 ? "reproduced"
-                                : seeds_native == 0 && ours == 0     ? "refuted"
+                                : seeds_native == 0                  ? "refuted"
                                                                      : "not shown";
     out.push_back({"f16_underflow",
                    "f16: small negative products underflow to zero unless computed in f32",
-                   {{"layer-2 pre-activations of " + v.plan.name + ", " + std::to_string(batches) +
-                         " training batches (every probe step of every seed)",
-                     {CountPart{"seeds in which native f16 flushed a negative product to 0", seeds_native, seeds},
+                   {{"every seed's training batches",
+                     {CountPart{"seeds in which native f16 flushed a negative product to 0 (" +
+                                    v.plan.name + "'s layer-2 pre-activations, " +
+                                    std::to_string(batches) + " batches at the probe steps)",
+                                seeds_native, seeds},
                       CountPart{"negative inputs flushed to 0, native f16 arithmetic", native, negatives},
                       CountPart{"negative inputs flushed to 0, this library's f16 (f32 compute)", ours, negatives}},
                      verdict}},
@@ -552,8 +570,12 @@ std::string ClaimPartText(const ClaimPart& part) {
   }
   if (p.test) {
     char buffer[128];
-    std::snprintf(buffer, sizeof(buffer), "; p(bound met) %.3g, p(%s) %.3g, Holm p %.3g",
-                  p.test->p_hold, p.test->refute_bound.c_str(), p.test->p_refute, p.test->p_holm);
+    std::snprintf(buffer, sizeof(buffer), "; p(bound met) %.3g, p(%s) %.3g, Holm p ",
+                  p.test->p_hold, p.test->refute_bound.c_str(), p.test->p_refute);
+    text += buffer;
+    // Outside the family (fewer than 3 seeds): no Holm p.
+    std::snprintf(buffer, sizeof(buffer), "%.3g", p.test->p_holm);
+    if (p.n < kMinSeeds) buffer[0] = '-', buffer[1] = '\0';
     text += buffer;
   }
   if (p.result == "secondary") return text + " (secondary)";

@@ -44,7 +44,10 @@ PrecisionRow Measure(const std::string& format, const std::vector<float>& x,
     ++row.negatives;
     const double exact = static_cast<double>(x[i]) * slope;
     if (y[i] == 0.0f) ++row.flushed_to_zero;
-    const double error = std::fabs((static_cast<double>(y[i]) - exact) / exact);
+    // Slope 0 (ReLU written as lrelu:0): the exact product is 0, and so is
+    // every format's; 0/0 would make the row NaN, which JSON cannot hold.
+    const double error =
+        exact == 0 ? std::fabs(static_cast<double>(y[i])) : std::fabs((static_cast<double>(y[i]) - exact) / exact);
     row.max_relative_error = std::max(row.max_relative_error, error);
     sum += error;
   }

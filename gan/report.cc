@@ -114,10 +114,29 @@ std::string ClaimsTable(const std::vector<Claim>& claims) {
     html << "<tr><td></td><td><b>overall</b></td><td></td><td><b>" << HtmlEscape(c.verdict)
          << "</b></td></tr>";
   }
-  html << "</tbody></table><p class=\"note\">How each claim is measured, and the bounds (fixed "
-          "before the study ran): gan/claims.h and docs/study/README.md. A bound holds when the "
-          "whole interval satisfies it, fails when none of it does, else is unclear; fewer than 3 "
-          "seeds give no verdict.</p>";
+  // Lab version 4's claims carry their registered tests.
+  bool registered = false;
+  for (const Claim& c : claims) {
+    for (const ClaimSetting& s : c.settings) {
+      for (const ClaimPart& p : s.parts) {
+        const auto* interval = std::get_if<IntervalPart>(&p);
+        registered = registered || (interval != nullptr && interval->test.has_value());
+      }
+    }
+  }
+  if (registered) {
+    html << "</tbody></table><p class=\"note\">How each claim is measured, its bound and its "
+            "refutation margin (registered before the study ran): docs/study/PLAN-4.md. Each "
+            "claim's primary measure gets two one-sided Student-t tests (the bound met; the "
+            "margin passed) and Holm's correction over the study's claims: reproduced or refuted "
+            "when the corrected p is below 0.05, else not shown; the intervals are uncorrected; "
+            "secondary measures get no verdict; fewer than 3 seeds give no verdict.</p>";
+  } else {
+    html << "</tbody></table><p class=\"note\">How each claim is measured, and the bounds (fixed "
+            "before the study ran): gan/claims.h and docs/study/README.md. A bound holds when the "
+            "whole interval satisfies it, fails when none of it does, else is unclear; fewer than 3 "
+            "seeds give no verdict.</p>";
+  }
   return html.str();
 }
 

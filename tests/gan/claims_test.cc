@@ -282,6 +282,9 @@ TEST(RegisteredClaims, VerdictWords) {
     EXPECT_NE(c.id, "relu_stuck");
     EXPECT_NE(c.id, "lrelu_learns");
   }
+  for (const char* id : {"relu_sparsity", "lrelu_sparsity", "lrelu_better_than_relu"}) {
+    EXPECT_EQ(Find(claims, id).verdict, "reproduced") << id;  // still measured under hinge
+  }
 
   // ReLU's zeros at 0.85 +- 0.05 across seeds: neither above 0.85 nor
   // below 0.80 with any confidence.
@@ -294,6 +297,48 @@ TEST(RegisteredClaims, VerdictWords) {
       [](int, int step) { return 1000.0 - step / 30.0; });
   claims = MeasureClaims(straddle);
   EXPECT_EQ(Find(claims, "relu_sparsity").verdict, "not shown") << ClaimsMarkdown(*claims);
+
+  // A run too short for the window at step 2,000 has no value there: the
+  // claims on it are left out, not "not shown" (and no NaN reaches JSON).
+  Results short_runs = article;
+  for (VariantResults& v : short_runs.variants) {
+    for (leaky::gan::Run& r : v.runs) {
+      std::erase_if(r.history, [](const Row& row) { return row.step > 1800 && row.step < 2200; });
+    }
+  }
+  claims = MeasureClaims(short_runs);
+  ASSERT_TRUE(claims);
+  for (const Claim& c : *claims) {
+    EXPECT_NE(c.id, "relu_sparsity");
+    EXPECT_NE(c.id, "lrelu_sparsity");
+  }
+  EXPECT_EQ(Find(claims, "relu_stuck").verdict, "reproduced");
+}
+
+// One Holm family per study: with both norm settings, ten claims share it,
+// so a p that passes alone in five can fail in ten.
+TEST(RegisteredClaims, OneFamilyAcrossNormSettings) {
+  Results both = ArticleStudy();
+  both.study.lab_version = 4;
+  const size_t n = both.variants.size();
+  for (size_t i = 0; i < n; ++i) {
+    VariantResults bn = both.variants[i];
+    bn.plan.name += "+bn";
+    both.variants.push_back(bn);
+  }
+  const auto claims = MeasureClaims(both);
+  ASSERT_TRUE(claims);
+  const Claim& sparsity = Find(claims, "relu_sparsity");
+  ASSERT_EQ(sparsity.settings.size(), 2u);
+  // Ten members instead of five: the same claim's Holm p grows.
+  Results single = ArticleStudy();
+  single.study.lab_version = 4;
+  const auto alone = MeasureClaims(single);
+  const auto holm = [](const Claim& c) { return std::get<IntervalPart>(c.settings[0].parts[0]).test->p_holm; };
+  const double in_five = holm(Find(alone, "relu_sparsity")), in_ten = holm(sparsity);
+  ASSERT_GT(in_five, 0.0);
+  ASSERT_LT(in_ten, 1.0);
+  EXPECT_GT(in_ten, in_five);
 }
 
 }  // namespace

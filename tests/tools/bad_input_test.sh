@@ -276,7 +276,7 @@ if [ "$with_gan" = gan ]; then
   refused 2 "--width must be at most 2, not 3" "${gan[@]}" --width 3
   refused 2 "--samples 1: the quality metrics need at least 10" "${gan[@]}" --samples 1
   refused 2 "relu is given twice" "${gan[@]}" --acts relu,relu
-  refused 2 "--samples 1001: at most 1000 on MNIST" "${gan[@]}" --samples 1001
+  refused 2 "--samples 1001: at most 1000 on image data" "${gan[@]}" --samples 1001
   head -c 64 /dev/zero > "$work/pre.f32"
   refused 2 "cannot write --json /proc/x.json" "$leaky" precision "$work/pre.f32" --json /proc/x.json
   refused 2 "is a directory, not a raw f32 file" "$leaky" precision "$work"

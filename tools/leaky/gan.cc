@@ -83,8 +83,8 @@ void AddClaimsCommand(CLI::App& gan_cmd, std::function<int()>& run) {
         // follows this version's definitions.
         const auto claims = gan::MeasureClaims(gan::ReadResults(dir));
         if (!claims) {
-          throw std::runtime_error(dir + "/results.json measures no claims (an MNIST study with "
-                                   "relu and lrelu:0.2 variants does)");
+          throw std::runtime_error(dir + "/results.json measures no claims (an MNIST or "
+                                   "Fashion-MNIST study with relu and lrelu:0.2 variants does)");
         }
         std::filesystem::path path(dir);
         if (path.filename().empty()) path = path.parent_path();  // "dir/"
