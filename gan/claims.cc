@@ -64,13 +64,18 @@ struct PairedResult {
   Summary summary;
   SignTest sign;
 };
-PairedResult Paired(const VariantResults& a, const VariantResults& b, const PerRun& f) {
+std::vector<double> PairedDifferences(const VariantResults& a, const VariantResults& b,
+                                      const PerRun& f) {
   std::vector<double> diff;
   for (const Run& ra : a.runs) {
     for (const Run& rb : b.runs) {
       if (ra.seed == rb.seed) diff.push_back(f(ra) - f(rb));
     }
   }
+  return diff;
+}
+PairedResult Paired(const VariantResults& a, const VariantResults& b, const PerRun& f) {
+  const std::vector<double> diff = PairedDifferences(a, b, f);
   return {Summarize(diff), SignTestOf(diff)};
 }
 
@@ -150,15 +155,6 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
     for (const Run& r : v.runs) values.push_back(f(r));
     return values;
   };
-  const auto paired = [](const VariantResults& a, const VariantResults& b, const PerRun& f) {
-    std::vector<double> diff;
-    for (const Run& ra : a.runs) {
-      for (const Run& rb : b.runs) {
-        if (ra.seed == rb.seed) diff.push_back(f(ra) - f(rb));
-      }
-    }
-    return diff;
-  };
   const PerRun zero2 = [&](const Run& r) { return WindowMean(r.history, {&Row::zero, 1}, w.from, w.to); };
   const PerRun nonpos2 = [&](const Run& r) {
     return WindowMean(r.history, {&Row::nonpos, 1}, w.from, w.to);
@@ -233,13 +229,13 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
       family.push_back(std::move(learns));
     }
     {
-      const std::vector<double> gap = paired(*relu, *lrelu, FinalFcd);
+      const std::vector<double> gap = PairedDifferences(*relu, *lrelu, FinalFcd);
       Primary better{setting.label, "lrelu_better_than_relu", "LeakyReLU trains a better generator than ReLU",
                      "final FCD, ReLU minus LeakyReLU (paired)", gap, 0.0, INFINITY, 0.0, INFINITY,
                      "> 0", "< 0", SignTestOf(gap), {}};
       better.refute_high = INFINITY;
       better.refute_low = 0.0;
-      const std::vector<double> kid = paired(*relu, *lrelu, final_kid);
+      const std::vector<double> kid = PairedDifferences(*relu, *lrelu, final_kid);
       if (!kid.empty() && !std::isnan(kid.front())) {
         IntervalPart part = Secondary("final KID, ReLU minus LeakyReLU (paired)", Summarize(kid));
         part.sign_test = SignTestOf(kid);

@@ -75,6 +75,11 @@ ActivationSpec ParseActivation(const std::string& text) {
   return spec;
 }
 
+double PrecisionSlope(const ActivationSpec& layer2, const ActivationSpec& base) {
+  if (layer2.kind == ActivationKind::kLeakyRelu) return layer2.slope;
+  return base.kind == ActivationKind::kLeakyRelu ? base.slope : 0.2;
+}
+
 const char* InitName(Init init) { return init == Init::kDcgan ? "dcgan" : "default"; }
 
 const char* DatasetName(Dataset data) {

@@ -29,6 +29,11 @@ struct ActivationSpec {
 ActivationSpec ParseActivation(const std::string& text);  // throws on a bad spec
 const char* KindName(ActivationKind kind);  // "relu", "lrelu", ...
 
+// The LeakyReLU slope the f16 precision counts use (precision.h): layer 2's
+// when it is LeakyReLU, else the base activation's when that is, else 0.2.
+// The one rule of the trainer's counts and the merge's tables.
+double PrecisionSlope(const ActivationSpec& layer2, const ActivationSpec& base);
+
 // The image datasets (28x28 grey, 10 classes; image_files.h) and ring8.
 enum class Dataset { kMnist, kRing8, kFashion };
 inline bool IsImages(Dataset data) { return data != Dataset::kRing8; }

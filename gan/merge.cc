@@ -20,8 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The slope of the precision table when no layer 2 is LeakyReLU.
-constexpr double kPrecisionFallbackSlope = 0.2;
 // A run's captured files (the plan's first seed only).
 constexpr const char* kPreact = "preact_layer2.f32";
 
@@ -84,11 +82,11 @@ std::optional<Provenance> MergedProvenance(const std::vector<const Study*>& part
 // The precision table, on the layer-2 pre-activations of the first variant
 // whose layer 2 is LeakyReLU, at that variant's slope; else of the first
 // variant that has them, at the base activation's slope
-// (kPrecisionFallbackSlope if that is not LeakyReLU either). None if none
+// (0.2 if that is not LeakyReLU either: config.h's PrecisionSlope). None if none
 // were captured.
 std::optional<PrecisionTable> MeasuredPrecision(const Study& study, const fs::path& run_dir) {
   const ActivationSpec base = ParseActivation(study.base_activation);
-  double slope = base.kind == ActivationKind::kLeakyRelu ? base.slope : kPrecisionFallbackSlope;
+  double slope = 0;
   std::string source;
   for (const PlannedVariant& v : study.plan.variants) {
     const std::string file = v.name + "/" + kPreact;
@@ -96,10 +94,8 @@ std::optional<PrecisionTable> MeasuredPrecision(const Study& study, const fs::pa
     const ActivationSpec layer2 = ParseActivation(v.layer_activations.at(1));
     if (source.empty() || layer2.kind == ActivationKind::kLeakyRelu) {
       source = file;
-      if (layer2.kind == ActivationKind::kLeakyRelu) {
-        slope = layer2.slope;
-        break;
-      }
+      slope = PrecisionSlope(layer2, base);
+      if (layer2.kind == ActivationKind::kLeakyRelu) break;
     }
   }
   if (source.empty()) return std::nullopt;
@@ -185,7 +181,7 @@ void CopyFile(const fs::path& from, const fs::path& to) {
 // Lab version 4: the f16 counts every run took at each probe step, summed
 // over the runs of the variant MeasuredPrecision would choose (the first
 // whose layer 2 is LeakyReLU, else the first) at the slope the runs
-// measured at (train.cc's PrecisionSlope: the same rule). None if no run has counts.
+// measured at (config.h's PrecisionSlope, as the trainer). None if no run has counts.
 std::optional<PrecisionTable> SummedPrecision(const std::vector<VariantResults>& variants,
                                               const Study& study) {
   const VariantResults* chosen = nullptr;
@@ -218,11 +214,8 @@ std::optional<PrecisionTable> SummedPrecision(const std::vector<VariantResults>&
   for (size_t i = 0; i < sum.size(); ++i) {
     sum[i].mean_relative_error = sum[i].negatives > 0 ? error_sum[i] / sum[i].negatives : 0.0;
   }
-  const ActivationSpec layer2 = ParseActivation(chosen->plan.layer_activations.at(1));
-  const ActivationSpec base = ParseActivation(study.base_activation);
-  const double slope = layer2.kind == ActivationKind::kLeakyRelu ? layer2.slope
-                       : base.kind == ActivationKind::kLeakyRelu ? base.slope
-                                                                 : kPrecisionFallbackSlope;
+  const double slope = PrecisionSlope(ParseActivation(chosen->plan.layer_activations.at(1)),
+                                      ParseActivation(study.base_activation));
   return PrecisionTable{slope,
                         chosen->plan.name + ": layer-2 pre-activations of " +
                             std::to_string(batches) + " training batches (every probe step of " +

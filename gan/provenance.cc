@@ -1,15 +1,14 @@
 #include "provenance.h"
 
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <leaky/leaky.h>
 
-#include <array>
 #include <ctime>
 #include <fstream>
 #include <sstream>
 
+#include "sha256.h"
 #include "source_state.h"
 
 namespace leaky::gan {
@@ -25,19 +24,8 @@ std::string ReadAll(const char* path) {
 // The SHA-256 of this process's executable, or "unreadable".
 std::string BinarySha256() {
   const std::string bytes = ReadAll("/proc/self/exe");
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  if (bytes.empty() ||
-      EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
-    return "unreadable";
-  }
-  std::string hex;
-  for (unsigned int i = 0; i < size; ++i) {
-    constexpr char kDigits[] = "0123456789abcdef";
-    hex += kDigits[digest[i] >> 4];
-    hex += kDigits[digest[i] & 15];
-  }
-  return hex;
+  const std::string hex = bytes.empty() ? "" : tools::Sha256Hex(bytes);
+  return hex.empty() ? "unreadable" : hex;
 }
 
 // The arguments, space-separated (/proc/self/cmdline separates them by NUL).

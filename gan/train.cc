@@ -29,15 +29,6 @@ torch::Tensor RealBatch(const LabConfig& c, const LabData& data, torch::Generato
   return data.digits.images.index_select(0, index);
 }
 
-// The LeakyReLU slope of the f16 counts (precision.h), merge.cc's rule:
-// layer 2's when it is LeakyReLU, else the base activation's when that is,
-// else 0.2.
-double PrecisionSlope(const LabConfig& c, const Variant& v) {
-  const ActivationSpec layer2 = LayerActs(c, v)[1];
-  if (layer2.kind == ActivationKind::kLeakyRelu) return layer2.slope;
-  return c.base_act.kind == ActivationKind::kLeakyRelu ? c.base_act.slope : 0.2;
-}
-
 // Every PReLU layer's slopes (per channel), in layer order; empty without PReLU.
 PreluSlopes::Layers PreluLayers(Discriminator& d) {
   PreluSlopes::Layers layers;
@@ -177,7 +168,7 @@ std::optional<TrainedRun> TrainRun(
         run.precision.push_back(
             {step, MeasurePrecision(std::vector<float>(x.data_ptr<float>(),
                                                        x.data_ptr<float>() + x.numel()),
-                                    PrecisionSlope(c, v))});
+                                    PrecisionSlope(LayerActs(c, v)[1], c.base_act))});
       }
     }
     if (step % quality_every == 0 || step == c.steps) {

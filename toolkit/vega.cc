@@ -1,6 +1,6 @@
 #include "vega.h"
 
-#include <openssl/evp.h>
+#include "sha256.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,23 +32,6 @@ constexpr Script kScripts[] = {
     {"vega-embed.min.js", "vega-embed@6.29.0",
      "12d02acfbe3ec59ef9a37dd4822a2e04e2961b5bbb671bbe661d2221715b99da"},
 };
-
-// `bytes`' SHA-256 in lower-case hex (OpenSSL's libcrypto); empty if the
-// digest fails, which no pinned digest equals.
-std::string Sha256Hex(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-    return "";
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 15];
-  }
-  return hex;
-}
 
 // JavaScript safe inside <script>, appended to `out`: "</script" would end
 // the element early (the minified builds hold none; escaped anyway). Only
