@@ -63,6 +63,11 @@ PlaceExplanation Analysis::PlacesOf(const std::vector<uint64_t>& open) {
   return ExplainPlaces(places, *grams_, open);
 }
 
+const RegionFeatures& Analysis::Features() {
+  if (!features_) features_.emplace(in.plan ? &*in.plan : nullptr, n);
+  return *features_;
+}
+
 PlaceExplanation& Analysis::OpenPlaces() {
   if (!open_places_) open_places_ = PlacesOf(Open());
   return *open_places_;

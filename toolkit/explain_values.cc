@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <unordered_map>
 
 #include "leaky/leaky.hpp"
 
@@ -35,6 +37,15 @@ uint64_t Product(leaky_dtype dtype, double base, double slope, ValueModel::Round
   // One step of the magnitude: the patterns are sign-magnitude.
   if (rounding == ValueModel::Rounding::kTowardZero && too_far > 0) --bits;
   if (rounding == ValueModel::Rounding::kAwayFromZero && too_far < 0) ++bits;
+  // Ties away from zero (a hand-written half store adding half an ulp): an
+  // exact tie that nearest-even rounded toward zero goes one step out.
+  if (rounding == ValueModel::Rounding::kNearestAway && too_far < 0 && dtype != LEAKY_F64) {
+    const double exact = base * static_cast<double>(static_cast<float>(slope));
+    const double stored =
+        dtype == LEAKY_F32 ? exact : static_cast<double>(static_cast<float>(exact));
+    const double down = std::fabs(ToDouble(dtype, bits)), up = std::fabs(ToDouble(dtype, bits + 1));
+    if (up - std::fabs(stored) == std::fabs(stored) - down) ++bits;
+  }
   return bits;
 }
 
@@ -78,7 +89,13 @@ std::vector<double> SlopeGuesses(const ValueInput& in, const std::vector<uint64_
     if (std::fabs(base) < 1e-30) continue;  // tiny inputs say nothing of the slope
     ratios.push_back(out / base);
   }
+  // The slope's simple relations: 1/s (divided), s^2 (applied twice),
+  // 1 - s, -s (a sign slip).
+  const double s = in.negative_slope;
   std::vector<double> guesses = {0.0, 1.0};
+  for (double r : {s != 0 ? 1 / s : 0.0, s * s, 1 - s, -s}) {
+    guesses.push_back(in.dtype == LEAKY_F64 ? r : static_cast<float>(r));
+  }
   if (ratios.empty()) return guesses;
   std::nth_element(ratios.begin(), ratios.begin() + static_cast<long>(ratios.size() / 2),
                    ratios.end());
@@ -91,7 +108,10 @@ std::vector<double> SlopeGuesses(const ValueInput& in, const std::vector<uint64_
   return guesses;
 }
 
-std::vector<ValueModel> Candidates(const ValueInput& in, const std::vector<uint64_t>& differing) {
+}  // namespace
+
+std::vector<ValueModel> ValueCandidates(const ValueInput& in,
+                                        const std::vector<uint64_t>& differing) {
   using M = ValueModel;
   const bool half = in.dtype == LEAKY_F16 || in.dtype == LEAKY_BF16;
   const double exact =
@@ -171,10 +191,64 @@ std::vector<ValueModel> Candidates(const ValueInput& in, const std::vector<uint6
       }
     }
   }
+  // Ties rounded away from zero on the store (the exact slope).
+  {
+    M m = op;
+    m.rounding = M::Rounding::kNearestAway;
+    models.push_back(m);
+  }
+  // Backward: an operand from the wrong array - slope * x for slope * dy,
+  // the mask from dy's sign, the forward result (x passed and scaled).
+  if (in.backward) {
+    M scaled_x = op;
+    scaled_x.negative_operand = M::Operand::kInput;
+    M mask_dy = op;
+    mask_dy.gate_operand = M::Operand::kDy;
+    M forward = op;
+    forward.positive_operand = forward.negative_operand = M::Operand::kInput;
+    M pass_x = op;
+    pass_x.positive_operand = M::Operand::kInput;
+    for (const M& m : {scaled_x, mask_dy, forward, pass_x}) models.push_back(m);
+    // dy from another index: the shifts at which the positives' outputs
+    // (dy passed through) are found in dy, the most common few.
+    std::unordered_map<uint64_t, uint64_t> where;
+    const uint64_t n = in.dy->bits.size();
+    for (uint64_t j = 0; j < n; ++j) where.emplace(in.dy->bits[j], j);
+    std::map<int64_t, uint64_t> shifts;
+    uint64_t looked = 0;
+    for (uint64_t i : differing) {
+      if (!(in.input->values[i] > 0) || ++looked > 20000) continue;
+      const auto it = where.find(in.output->bits[i]);
+      if (it != where.end() && it->second != i) {
+        shifts[static_cast<int64_t>(it->second) - static_cast<int64_t>(i)]++;
+      }
+    }
+    std::vector<std::pair<uint64_t, int64_t>> common;
+    for (const auto& [k, count] : shifts) {
+      if (count >= 4) common.emplace_back(count, k);
+    }
+    std::sort(common.rbegin(), common.rend());
+    for (size_t k = 0; k < common.size() && k < 3; ++k) {
+      M m = op;
+      m.dy_shift = common[k].second;
+      models.push_back(m);
+    }
+  }
+  // Infinities stored as the largest finite value (a saturating convert).
+  {
+    M m = op;
+    m.saturate = true;
+    models.push_back(m);
+  }
+  // Half data read and written in the other half format.
+  if (half) {
+    M m = op;
+    m.foreign_encoding = true;
+    models.push_back(m);
+  }
   return models;
 }
 
-}  // namespace
 
 bool SameValue(leaky_dtype dtype, uint64_t a, uint64_t b) {
   if (a == b) return true;
@@ -184,16 +258,39 @@ bool SameValue(leaky_dtype dtype, uint64_t a, uint64_t b) {
 
 int ValueModel::Cost() const {
   return (slope != Slope::kExact) + through_set + (gate != Gate::kGreater) +
-         (rounding != Rounding::kNearestEven) + flush_results + flush_inputs;
+         (rounding != Rounding::kNearestEven) + flush_results + flush_inputs +
+         (positive_operand != Operand::kUsual) + (negative_operand != Operand::kUsual) +
+         (gate_operand != Operand::kUsual) + (dy_shift != 0) + saturate + foreign_encoding;
 }
 
 uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
+  using Operand = ValueModel::Operand;
   const double smallest = DtypeSmallestNormal(m.flush_type);
   auto daz = [&](double v) {
     return m.flush_inputs && v != 0 && std::fabs(v) < smallest ? std::copysign(0.0, v) : v;
   };
-  const double gate = daz(in.input->values[i]);
-  const double base = in.backward ? daz(in.dy->values[i]) : gate;
+  // The arrays as the kernel read them: in the other half format if it
+  // used the wrong one (its bits are what it then writes back).
+  const leaky_dtype read_as = !m.foreign_encoding ? in.dtype
+                              : in.dtype == LEAKY_F16 ? LEAKY_BF16
+                                                      : LEAKY_F16;
+  const Array* usual = in.backward ? in.dy : in.input;
+  auto operand = [&](Operand o) -> const Array* {
+    return o == Operand::kUsual ? usual : o == Operand::kInput ? in.input : in.dy;
+  };
+  // dy from another index (another tile's slot): past either end, the
+  // model says nothing (the golden, which no wrong element equals).
+  const int64_t dy_at = static_cast<int64_t>(i) + m.dy_shift;
+  if (m.dy_shift != 0 && (dy_at < 0 || static_cast<uint64_t>(dy_at) >= in.golden->bits.size())) {
+    return in.golden->bits[i];
+  }
+  auto at = [&](const Array* a) { return a == in.dy ? static_cast<uint64_t>(dy_at) : i; };
+  auto value = [&](const Array* a) {
+    return daz(m.foreign_encoding ? ToDouble(read_as, a->bits[at(a)]) : a->values[at(a)]);
+  };
+  const double gate = value(m.gate_operand == Operand::kDy ? in.dy : in.input);
+  const Array* passed = operand(m.positive_operand);
+  const double base = value(operand(m.negative_operand));
   bool pass = false;
   switch (m.gate) {
     case ValueModel::Gate::kGreater:
@@ -208,21 +305,52 @@ uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
       pass = !(gate > 0);
       break;
   }
+  const double scaled = pass ? 0 : base;
   uint64_t bits =
-      pass            ? (m.flush_inputs ? FromDouble(in.dtype, base)
-                                        : (in.backward ? in.dy : in.input)->bits[i])
+      pass            ? (m.flush_inputs ? FromDouble(in.dtype, value(passed)) : passed->bits[at(passed)])
       : m.zero_branch ? uint64_t{0}
       : m.through_set
           // Rounded to the narrower type, then stored exactly in the wider.
           ? FromDouble(in.dtype,
-                       ToDouble(m.through, Product(m.through, base, m.slope_value, m.rounding)))
-          : Product(in.dtype, base, m.slope_value, m.rounding);
+                       ToDouble(m.through, Product(m.through, scaled, m.slope_value, m.rounding)))
+          : Product(read_as, scaled, m.slope_value, m.rounding);
   // Flush-to-zero acts on the product; a select passes x through untouched.
   if (m.flush_results && !pass) {
     const double v = ToDouble(in.dtype, bits);
     if (v != 0 && std::fabs(v) < smallest) bits = FromDouble(in.dtype, std::copysign(0.0, v));
   }
+  if (m.saturate) {
+    const double v = ToDouble(in.dtype, bits);
+    if (std::isinf(v)) bits = FromDouble(in.dtype, std::copysign(DtypeLargest(in.dtype), v));
+  }
   return bits;
+}
+
+ValueExplanation ExplainWith(const ValueInput& in, const ValueModel& model,
+                             const std::vector<uint64_t>& elements) {
+  ValueExplanation e;
+  e.model = model;
+  const double smallest = DtypeSmallestNormal(model.flush_type);
+  for (uint64_t i : elements) {
+    const uint64_t p = Predict(in, model, i);
+    if (!SameValue(in.dtype, p, in.output->bits[i])) continue;
+    e.explained.push_back(i);
+    const double x = in.input->values[i];
+    const double base = in.backward ? in.dy->values[i] : x;
+    const bool tiny_input =
+        (x != 0 && std::fabs(x) < smallest) || (base != 0 && std::fabs(base) < smallest);
+    if (model.flush_inputs && tiny_input) {
+      ++e.flushed_inputs;
+      if (x > 0) ++e.positive_flushed_inputs;
+    } else if (model.flush_results && in.output->values[i] == 0) {
+      ++e.flushed_results;
+    }
+    if (model.rounding != ValueModel::Rounding::kNearestEven &&
+        UlpDistance(in.dtype, p, in.golden->bits[i]) == 1) {
+      ++e.rounded;
+    }
+  }
+  return e;
 }
 
 std::optional<ValueExplanation> ExplainValues(const ValueInput& in,
@@ -232,7 +360,7 @@ std::optional<ValueExplanation> ExplainValues(const ValueInput& in,
   std::vector<char> differs(n, 0);
   for (uint64_t i : differing) differs[i] = 1;
   std::vector<std::pair<ValueModel, Score>> accepted;
-  for (const ValueModel& m : Candidates(in, differing)) {
+  for (const ValueModel& m : ValueCandidates(in, differing)) {
     const Score s = Evaluate(in, m, differs);
     // It must predict its own differences (90%: another fault may cover
     // some of them) and none that the output does not have.
@@ -248,30 +376,7 @@ std::optional<ValueExplanation> ExplainValues(const ValueInput& in,
     if (a.second.explained != b.second.explained) return a.second.explained > b.second.explained;
     return a.first.Cost() < b.first.Cost();
   });
-  const ValueModel* best = &accepted.front().first;
-  ValueExplanation e;
-  e.model = *best;
-  const double smallest = DtypeSmallestNormal(best->flush_type);
-  for (uint64_t i : differing) {
-    const uint64_t p = Predict(in, *best, i);
-    if (!SameValue(in.dtype, p, in.output->bits[i])) continue;
-    e.explained.push_back(i);
-    const double x = in.input->values[i];
-    const double base = in.backward ? in.dy->values[i] : x;
-    const bool tiny_input =
-        (x != 0 && std::fabs(x) < smallest) || (base != 0 && std::fabs(base) < smallest);
-    if (best->flush_inputs && tiny_input) {
-      ++e.flushed_inputs;
-      if (x > 0) ++e.positive_flushed_inputs;
-    } else if (best->flush_results && in.output->values[i] == 0) {
-      ++e.flushed_results;
-    }
-    if (best->rounding != ValueModel::Rounding::kNearestEven &&
-        UlpDistance(in.dtype, p, in.golden->bits[i]) == 1) {
-      ++e.rounded;
-    }
-  }
-  return e;
+  return ExplainWith(in, accepted.front().first, differing);
 }
 
 }  // namespace leaky::tools

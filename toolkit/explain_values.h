@@ -39,7 +39,10 @@ struct ValueModel {
   // x > 0, x >= 0, always the product, the branches swapped (x > 0 ? slope * x : x,
   // what max(x, slope * x) computes for a slope above 1)
   enum class Gate { kGreater, kGreaterEqual, kNone, kSwapped };
-  enum class Rounding { kNearestEven, kTowardZero, kAwayFromZero };
+  enum class Rounding { kNearestEven, kTowardZero, kAwayFromZero, kNearestAway };
+  // Backward: which array an operand came from (kUsual: dy passes and is
+  // scaled, x's sign selects).
+  enum class Operand { kUsual, kInput, kDy };
   Slope slope = Slope::kExact;
   double slope_value = 0;    // the slope the model multiplies by
   bool zero_branch = false;  // the negative branch returns +0 (a plain ReLU)
@@ -55,6 +58,12 @@ struct ValueModel {
   bool flush_results = false;                  // FTZ
   bool flush_inputs = false;                   // DAZ
   leaky_dtype flush_type = LEAKY_F32;          // whose smallest normal the flushing uses
+  Operand positive_operand = Operand::kUsual;  // backward: what the positive side passes
+  Operand negative_operand = Operand::kUsual;  // backward: what the slope multiplies
+  Operand gate_operand = Operand::kUsual;      // backward: whose sign selects
+  int64_t dy_shift = 0;          // backward: dy read from index i + dy_shift
+  bool saturate = false;         // +-inf stored as the largest finite value
+  bool foreign_encoding = false; // f16 data read and written as bf16, or bf16 as f16
 
   int Cost() const;  // how many things differ from the op: the simpler model wins a tie
 };
@@ -71,6 +80,16 @@ struct ValueExplanation {
 
 // The element's value under `model`, as `dtype`'s bit pattern.
 uint64_t Predict(const ValueInput& in, const ValueModel& model, uint64_t i);
+
+// The models ExplainValues tries for these differing elements (the slope
+// guesses are read from them); the op itself is not among them.
+std::vector<ValueModel> ValueCandidates(const ValueInput& in,
+                                        const std::vector<uint64_t>& differing);
+
+// What `model` explains of `elements`: those it predicts exactly, with the
+// counts a finding reports.
+ValueExplanation ExplainWith(const ValueInput& in, const ValueModel& model,
+                             const std::vector<uint64_t>& elements);
 
 // The best model for the elements in `differing` (ascending: every element
 // whose output differs from the golden by more than the sign of a zero),

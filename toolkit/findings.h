@@ -13,6 +13,7 @@
 
 #include "diagnose.h"
 #include "explain_places.h"
+#include "explain_regions.h"
 #include "explain_values.h"
 #include "findings_regions.h"
 
@@ -47,11 +48,19 @@ struct Analysis {
   // and where: Moved, Permuted and Unwritten each take their part of it
   // (Moved also the regions never written that belong to its fault).
   PlaceExplanation& OpenPlaces();
+  // Each index's place in the plan, for regions found from indices (built
+  // on the first call).
+  const RegionFeatures& Features();
 
  private:
+  std::optional<RegionFeatures> features_;
   std::optional<GoldenGrams> grams_;
   std::optional<PlaceExplanation> open_places_;
 };
+
+// Outputs longer than this skip the regions found from indices (each
+// candidate region is checked against every element).
+inline constexpr uint64_t kMaxRegionElements = uint64_t{1} << 22;
 
 // One declaration per LEAKY_DETECTOR line; each adds its findings (of the
 // kinds listed under it) and marks the elements they explain.

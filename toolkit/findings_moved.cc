@@ -19,6 +19,74 @@ using PermutedKind = ReportedKind<FindingDetector::kPermuted>;
 
 std::string Signed(int64_t v) { return (v > 0 ? "+" : "") + std::to_string(v); }
 
+// Shifts that differ per core, read back into the plan's numbers: where
+// each core's block was read from, against its start (core_start / the
+// element size: an offset in bytes; c x S: a stride S, such as n / (cores
+// +- 1); 0: the start omitted). "" when no relation holds for every core.
+std::string ShiftsReadBack(const Layout& plan, uint64_t n, const std::vector<Moved>& moved,
+                           json* details) {
+  std::map<uint32_t, int64_t> shift_of;  // by the core the results sit in
+  for (const Moved& m : moved) {
+    const Layout::Location at = plan.Locate(m.span.begin);
+    if (!at.inside) return "";
+    if (shift_of.count(at.core) && shift_of[at.core] != m.shift) return "";
+    shift_of[at.core] = m.shift;
+  }
+  const int64_t b = plan.element_bytes;
+  bool bytes = b > 1, scaled = b > 1, zero = true, stepped = true;
+  int64_t stride = -1;
+  for (const auto& [core, shift] : shift_of) {
+    const int64_t start = static_cast<int64_t>(plan.core_start[core]);
+    const int64_t source = start + shift;
+    bytes = bytes && source == start / b;
+    scaled = scaled && source == start * b;
+    zero = zero && source == 0;
+    if (core == 0 || source % core != 0) {
+      stepped = stepped && core == 0 && source == 0;
+      continue;
+    }
+    if (stride < 0) stride = source / core;
+    stepped = stepped && source / core == stride;
+  }
+  const std::string element = std::to_string(b) + "-byte";
+  if (bytes) {
+    (*details)["relation"] = "offset_in_bytes";
+    return "each core's block was read from its start / " + std::to_string(b) +
+           " (core c's results are those of core_start_c / " + std::to_string(b) +
+           "): the core's offset was applied in bytes to a pointer of " + element +
+           " elements (a char* base, or the byte offset of the tiling data used as an index)";
+  }
+  if (scaled) {
+    (*details)["relation"] = "offset_scaled_by_size";
+    return "each core's block was read from its start x " + std::to_string(b) +
+           ": an element offset multiplied by the element size again";
+  }
+  if (zero) {
+    (*details)["relation"] = "core_start_omitted";
+    return "every core read from index 0: the load offset omits the core's start";
+  }
+  if (stepped && stride > 0) {
+    (*details)["relation"] = "core_stride";
+    (*details)["stride"] = stride;
+    std::string why = "a per-core stride of " + std::to_string(stride);
+    const uint64_t c = plan.cores();
+    for (int64_t d : {1, -1}) {
+      const uint64_t shares = c + static_cast<uint64_t>(d);
+      if (shares == 0) continue;
+      const uint64_t lo = n / shares, hi = (n + shares - 1) / shares;
+      if (static_cast<uint64_t>(stride) == lo || static_cast<uint64_t>(stride) == hi) {
+        why = "n / " + std::to_string(shares) + " = " + std::to_string(stride) +
+              ": the split was computed for " + std::to_string(shares) + " cores (cores " +
+              (d > 0 ? "+" : "-") + " 1)";
+      }
+    }
+    if (static_cast<uint64_t>(stride) == plan.tile_length) why += " (the tile length)";
+    return "core c's block was read from c x " + std::to_string(stride) + " instead of its start: " +
+           why;
+  }
+  return "";
+}
+
 // Moved results, named by the relation of their indices: another tile of
 // the same core (stale, overwritten, computed before the copy-in), one shift
 // for all, or cores landing at the wrong starts. Regions never written that
@@ -101,14 +169,21 @@ std::vector<Finding> MovedFindings(Analysis& s, const std::vector<Moved>& moved,
         if (leading) {
           const std::string rest =
               fold(" never written (what the buffers held before the first copy-in)");
+          // The same bits come from the copy-out side: a slot sent before
+          // the compute wrote it (the copy-out issued early, or from the
+          // other slot). The output cannot tell which; the first is the
+          // article's fault, named first.
+          details["candidates"] = {"compute_before_copy", "stale_tile"};
           found.push_back({MovedKind("compute_before_copy"),
                            "in " + region + ", each tile holds the result of the tile " +
                                std::to_string(-k) + " before it" + rest +
                                ": each tile was computed on its buffer "
                                "before its own copy-in arrived (the previous contents of the " +
                                std::to_string(-k) +
-                               "-deep ring). Wait on the copy-in before the "
-                               "compute",
+                               "-deep ring) - or, the very same bits, each tile's out slot was "
+                               "copied out before the compute wrote it (the copy-out issued "
+                               "before the compute, or from the other slot). Wait on the "
+                               "copy-in before the compute, and copy out the slot just computed",
                            details});
         } else {
           found.push_back({MovedKind("stale_tile"),
@@ -223,11 +298,11 @@ std::vector<Finding> MovedFindings(Analysis& s, const std::vector<Moved>& moved,
   const std::string region = DescribeRegion(plan, s.n, spans, &d);
   details["region"] = d;
   details["shifts"] = std::vector<int64_t>(shifts.begin(), shifts.end());
+  std::string cause = plan ? ShiftsReadBack(*plan, s.n, moved, &details) : "";
+  if (cause.empty()) cause = "a load or store index computed from the wrong variable";
   found.push_back({MovedKind("misplaced"),
                    "in " + region + ", correct results of other indices, shifted by " +
-                       std::to_string(shifts.size()) +
-                       " different amounts: a load or store index "
-                       "computed from the wrong variable",
+                       std::to_string(shifts.size()) + " different amounts: " + cause,
                    details});
   return found;
 }
@@ -282,8 +357,45 @@ Finding PermutedFinding(Analysis& s, const std::vector<PermutedTile>& tiles) {
 
 }  // namespace
 
+// A moved span found by its 6-grams stops short of an element the grams
+// cannot reach (a 1-element remainder past a plan boundary): it takes the
+// open wrong elements next to it that hold the result its shift gives.
+void ExtendMoved(Analysis& s, std::vector<Moved>* moved) {
+  std::vector<char> open(s.n, 0);
+  for (uint64_t i : s.Open()) open[i] = 1;
+  const auto holds = [&](uint64_t i, int64_t shift) {
+    const int64_t src = static_cast<int64_t>(i) + shift;
+    return open[i] && src >= 0 && static_cast<uint64_t>(src) < s.n &&
+           SameValue(s.in.dtype, s.in.output.bits[i], s.in.golden.bits[src]);
+  };
+  // Within the tile: a span that crossed a tile boundary would no longer
+  // start where its source tile does.
+  const auto same_tile = [&](uint64_t a, uint64_t b) {
+    if (!s.in.plan) return true;
+    // The even split's remainder belongs to the last core's last tile.
+    const Layout& p = *s.in.plan;
+    if (p.split == "even" && p.cores() > 0 && std::min(a, b) + 1 == RemainderStart(p) &&
+        std::max(a, b) == RemainderStart(p)) {
+      return true;
+    }
+    const Layout::Location la = s.in.plan->Locate(a), lb = s.in.plan->Locate(b);
+    return la.inside && lb.inside && la.tile_start == lb.tile_start && la.core == lb.core;
+  };
+  for (Moved& m : *moved) {
+    while (m.span.end < s.n && same_tile(m.span.end - 1, m.span.end) &&
+           holds(m.span.end, m.shift)) {
+      open[m.span.end++] = 0;
+    }
+    while (m.span.begin > 0 && same_tile(m.span.begin, m.span.begin - 1) &&
+           holds(m.span.begin - 1, m.shift)) {
+      open[--m.span.begin] = 0;
+    }
+  }
+}
+
 void FindMoved(Analysis& s) {
   PlaceExplanation& p = s.OpenPlaces();
+  ExtendMoved(s, &p.moved);
   for (Finding& f : MovedFindings(s, p.moved, &p.unwritten)) s.findings.push_back(std::move(f));
 }
 

@@ -1,6 +1,9 @@
 #include "findings_regions.h"
 
 #include <map>
+#include <optional>
+
+#include "explain_regions.h"
 
 namespace leaky::tools {
 
@@ -164,6 +167,22 @@ std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Ele
     std::string text = "from index " + std::to_string(spans[0].begin) + " to the end";
     if (plan) text += " (from " + Where(*plan, spans[0].begin, details) + ")";
     return text;
+  }
+  // Any other shape: the simplest region the spans fill exactly (a lane
+  // of every 8, each tile's second half, every other tile, ...).
+  if (plan && plan->cores() > 0 && spans.size() >= 2 && n <= (uint64_t{1} << 22)) {
+    std::vector<char> inside(n, 0);
+    std::vector<uint64_t> members;
+    for (const ElementRange& s : spans) {
+      for (uint64_t i = s.begin; i < s.end; ++i) {
+        inside[i] = 1;
+        members.push_back(i);
+      }
+    }
+    const RegionFeatures features(plan, n);
+    const std::optional<Region> region =
+        InferRegion(features, members, [&](uint64_t i) { return inside[i] != 0; });
+    if (region) return DescribeInferred(features, *region, details);
   }
   (*details)["region"] = "extents";
   json list = json::array();

@@ -1,6 +1,8 @@
 // The detector of regions never written (explain_places): one finding per
 // leftover content, its region in the plan's terms and its usual cause.
+#include <functional>
 #include <map>
+#include <optional>
 
 #include "findings.h"
 
@@ -40,6 +42,54 @@ std::string CauseOfUnwritten(const std::string& region) {
   return "read before the copy-in finished (a missing wait), or never computed or copied out";
 }
 
+// The usual cause of a region found from its indices, from its
+// constraints' numbers (DescribeInferred's facts).
+std::string CauseOfInferred(const json& details) {
+  if (!details.contains("constraints")) return "";
+  for (const json& c : details["constraints"]) {
+    const std::string feature = c["feature"], form = c["form"];
+    if (form == "residue" && (feature == "offset_in_tile" || feature == "offset_in_core" ||
+                              feature == "index")) {
+      const uint64_t w = c["period"];
+      return "one element of every " + std::to_string(w) +
+             " is never computed: a loop striding by " + std::to_string(w) + " over " +
+             std::to_string(w - 1) +
+             " workers (one work-item or lane reserved, or a local size one short of the "
+             "stride)";
+    }
+    if (form == "range" && feature == "offset_from_tile_end" && c["first"] == 0) {
+      const uint64_t k = c["last"].get<uint64_t>() + 1;
+      return "each tile's count is " + std::to_string(k) + " short: a loop bound of length - " +
+             std::to_string(k) + " (an off-by-one in the count, `<` where `<=` was meant)";
+    }
+    if (form == "range" && feature == "tile_half") {
+      return "only the first half of each tile is written: a copy or loop length in the wrong "
+             "unit (halved, or elements given where a count of 2-byte units was expected)";
+    }
+    if (form == "residue" && (feature == "tile" || feature == "global_tile")) {
+      const uint64_t p = c["period"];
+      return "only one tile in " + std::to_string(p) + " is processed: the tile loop steps by " +
+             std::to_string(p) + " (the buffer count or the core count used as the stride)";
+    }
+    if (form == "aligned_tail") {
+      const uint64_t m = c["multiple"];
+      return "each length was rounded down to a multiple of " + std::to_string(m) +
+             " (a vector width or alignment) and the remainder never processed";
+    }
+    if (form == "range" && feature == "offset_from_core_end" && c["first"] == 0) {
+      const uint64_t k = c["last"].get<uint64_t>() + 1;
+      return "each core stops " + std::to_string(k) + " elements early: its length is " +
+             std::to_string(k) + " short";
+    }
+    if (form == "range" && feature == "offset_in_core" && c["first"] == 0) {
+      const uint64_t k = c["last"].get<uint64_t>() + 1;
+      return "each core's first " + std::to_string(k) +
+             " elements are skipped: its loop starts past its own start";
+    }
+  }
+  return "never computed or copied out there";
+}
+
 std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>& unwritten) {
   std::vector<Finding> found;
   // One finding per content: a fault leaves one kind of leftover.
@@ -65,7 +115,8 @@ std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>
                        details});
       continue;
     }
-    std::string cause = CauseOfUnwritten(details["region"]);
+    std::string cause = details["region"] == "composed" ? CauseOfInferred(details)
+                                                        : CauseOfUnwritten(details["region"]);
     // A tail that starts where the last core would end had every core c
     // started at c x S (S not its share): name S, the arithmetic trace of
     // the wrong per-core offset (7 x 256 + 1257 = 3049 for cores a tile
@@ -114,8 +165,108 @@ std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>
 
 }  // namespace
 
+namespace {
+
+// What the spans leave: short runs of one leftover (a lane of every 8, the
+// last element of each tile) whose place only the indices together show.
+// One finding per content whose elements - with the spans of the same
+// content found before, which then give way to it - fill a region found
+// from them.
+void FindScatteredUnwritten(Analysis& s, size_t first_span_finding) {
+  if (s.n > kMaxRegionElements) return;
+  const CheckInput& in = s.in;
+  const std::vector<uint64_t> open = s.Open();
+  // A repeated value: the most common output among the open elements.
+  std::map<uint64_t, uint64_t> counts;
+  for (uint64_t i : open) counts[in.output.bits[i]]++;
+  uint64_t fill = 0, most = 0;
+  for (const auto& [bits, count] : counts) {
+    if (count > most) {
+      most = count;
+      fill = bits;
+    }
+  }
+  struct Content {
+    std::string name;
+    std::function<bool(uint64_t)> looks;
+  };
+  std::vector<Content> contents = {
+      {"zeros", [&](uint64_t i) {
+         return in.eight_bit ? in.output.bits[i] == 0 : in.output.values[i] == 0;
+       }},
+      {"the input", [&](uint64_t i) { return in.output.bits[i] == in.input.bits[i]; }}};
+  if (in.backward) {
+    contents.push_back({"dy", [&](uint64_t i) { return in.output.bits[i] == in.dy.bits[i]; }});
+  }
+  if (most >= 4) {
+    contents.push_back(
+        {"one repeated value", [&, fill](uint64_t i) { return in.output.bits[i] == fill; }});
+  }
+  std::vector<char> wrong(s.n, 0);
+  for (uint64_t i : s.wrong) wrong[i] = 1;
+  for (const Content& c : contents) {
+    std::vector<uint64_t> members;
+    for (uint64_t i : s.Open()) {
+      if (c.looks(i)) members.push_back(i);
+    }
+    // Spans that DescribeRegion could only list (their ends stretched over
+    // a coincident leftover): their wrong elements may still fill a region.
+    bool listed = false;
+    for (size_t k = first_span_finding; k < s.findings.size(); ++k) {
+      const json& d = s.findings[k].details;
+      listed = listed || (d.value("content", "") == c.name && d.value("region", "") == "extents");
+    }
+    if (members.empty() && !listed) continue;
+    // The spans of this content found before.
+    std::vector<uint64_t> spanned;
+    for (const Unwritten& w : s.OpenPlaces().unwritten) {
+      if (w.content != c.name) continue;
+      for (uint64_t i = w.span.begin; i < w.span.end; ++i) {
+        if (wrong[i]) spanned.push_back(i);
+      }
+    }
+    // Positive inputs equal their result: a few elements alone say nothing.
+    if (members.size() < 4 && spanned.empty()) continue;
+    std::vector<uint64_t> all = members;
+    all.insert(all.end(), spanned.begin(), spanned.end());
+    std::sort(all.begin(), all.end());
+    const std::optional<Region> region = InferRegion(s.Features(), all, c.looks);
+    if (!region || region->constraints.empty()) continue;
+    // One index range says no more than the spans' own description.
+    if (members.empty() && region->constraints.size() == 1 &&
+        region->constraints[0].feature == RegionFeature::kIndex) {
+      continue;
+    }
+    if (!spanned.empty()) {  // one fault: its spans' findings give way
+      std::erase_if(s.findings, [&, k = size_t{0}](const Finding& f) mutable {
+        return k++ >= first_span_finding && f.kind == std::string("not_written") &&
+               f.details.value("content", "") == c.name;
+      });
+    }
+    json details;
+    const std::string where = DescribeInferred(s.Features(), *region, &details);
+    details["content"] = c.name;
+    s.Explain(members);
+    // Its zeros of the other sign are the same leftover.
+    for (uint64_t i : s.zero_sign) {
+      if (s.Features().In(*region, i) && c.looks(i)) s.explained[i] = 1;
+    }
+    s.findings.push_back({Kind("not_written"),
+                          "never written: " + where + ", still holding " + c.name +
+                              (c.name == "the input" || c.name == "dy"
+                                   ? " (run in place; or the input copied through there). "
+                                   : " (the buffer's previous contents). ") +
+                              CauseOfInferred(details),
+                          details});
+  }
+}
+
+}  // namespace
+
 void FindUnwritten(Analysis& s) {
+  const size_t first = s.findings.size();
   for (Finding& f : UnwrittenFindings(s, s.OpenPlaces().unwritten)) s.findings.push_back(std::move(f));
+  FindScatteredUnwritten(s, first);
 }
 
 }  // namespace leaky::tools

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "findings.h"
 
@@ -24,6 +25,25 @@ std::string Number(double v) {
 
 std::string SmallestNormal(leaky_dtype t) {
   return std::string(DtypeName(t)) + "'s smallest normal " + Number(DtypeSmallestNormal(t));
+}
+
+// How a wrong slope relates to the right one, in words, or "".
+std::string SlopeRelation(leaky_dtype dtype, double wrong, double slope) {
+  auto same = [&](double r) {
+    return dtype == LEAKY_F64 ? wrong == r : static_cast<float>(wrong) == static_cast<float>(r);
+  };
+  const std::string s = Number(slope);
+  if (slope != 0 && same(1 / slope)) {
+    return "1 / " + s + ": the slope divided by where it should multiply (x / slope), or its "
+           "reciprocal passed";
+  }
+  if (same(slope * slope)) {
+    return s + " squared: the slope applied twice (the product scaled again, or the kernel "
+           "run on its own output)";
+  }
+  if (same(1 - slope)) return "1 - " + s + ": the blend written the other way round";
+  if (same(-slope)) return "-" + s + ": the slope's sign flipped";
+  return "";
 }
 
 Finding ValueFinding(const Analysis& s, const ValueExplanation& v) {
@@ -72,6 +92,74 @@ Finding ValueFinding(const Analysis& s, const ValueExplanation& v) {
             results + " (" + what +
                 " themselves kept): flush-to-zero is on for the multiply "
                 "(FTZ, a fast-math flag). Build without it, or state it as the contract",
+            details};
+  }
+  if (m.foreign_encoding) {
+    const char* other = in.dtype == LEAKY_F16 ? "bf16" : "f16";
+    details["read_as"] = other;
+    return {Kind("wrong_encoding"),
+            count + " results are what the op gives on " + DtypeName(in.dtype) +
+                " data decoded as " + other + " and the result encoded as " + other +
+                " (positives pass untouched, so only the negative side shows it): the kernel "
+                "converts with the other half format's routine (vload/vstore or a bit shift of "
+                "the wrong kind). Convert as " + DtypeName(in.dtype),
+            details};
+  }
+  if (m.dy_shift != 0) {
+    details["dy_shift"] = m.dy_shift;
+    const uint64_t k = static_cast<uint64_t>(std::llabs(m.dy_shift));
+    std::string relation;
+    if (in.plan && in.plan->tile_length > 0 && k % in.plan->tile_length == 0) {
+      const uint64_t tiles = k / in.plan->tile_length;
+      relation = " (" + std::to_string(tiles) + (tiles == 1 ? " tile " : " tiles ") +
+                 (m.dy_shift > 0 ? "ahead: dy read from the slot the prefetch fills)"
+                                 : "back: dy read from a slot still holding an earlier tile's)");
+    }
+    return {Kind("wrong_operand"),
+            count + " gradients are exactly x's own result with the dy of index i" +
+                (m.dy_shift > 0 ? "+" : "") + std::to_string(m.dy_shift) + relation +
+                ": x and dy were read from different places; read dy from this tile's slot",
+            details};
+  }
+  if (m.positive_operand != M::Operand::kUsual || m.negative_operand != M::Operand::kUsual ||
+      m.gate_operand != M::Operand::kUsual) {
+    using O = M::Operand;
+    std::string what_wrong;
+    if (m.positive_operand == O::kInput && m.negative_operand == O::kInput) {
+      what_wrong = "dx holds the forward result leaky_relu(x): x was passed and scaled where dy "
+                   "should be (dy read from x's buffer, or the forward kernel launched)";
+    } else if (m.positive_operand == O::kInput) {
+      what_wrong = "the positive side passes x where it should pass dy";
+    } else if (m.negative_operand == O::kInput) {
+      what_wrong = "the negative side is slope * x where it should be slope * dy";
+    } else if (m.gate_operand == O::kDy) {
+      what_wrong = "the mask is taken from dy's sign where it should be x's (x > 0)";
+    }
+    details["positive_operand"] = m.positive_operand == O::kInput ? "x" : "dy";
+    details["negative_operand"] = m.negative_operand == O::kInput ? "x" : "dy";
+    details["gate_operand"] = m.gate_operand == O::kDy ? "dy" : "x";
+    return {Kind("wrong_operand"),
+            count + " gradients are exactly what the backward op gives with an operand "
+                    "swapped: " + what_wrong + ". dx = x > 0 ? dy : slope * dy",
+            details};
+  }
+  if (m.saturate) {
+    details["largest"] = DtypeLargest(in.dtype);
+    return {Kind("saturation"),
+            count + " infinities came out as " + DtypeName(in.dtype) + "'s largest finite value " +
+                Number(DtypeLargest(in.dtype)) +
+                ": a saturating conversion (convert_*_sat, a clamp before the store) where the op "
+                "keeps infinity",
+            details};
+  }
+  if (m.rounding == M::Rounding::kNearestAway) {
+    details["rounding"] = "nearest_ties_away";
+    details["rounded"] = v.rounded;
+    return {Kind("rounding_mode"),
+            count + " results, every one an exact tie rounded away from zero where the op "
+                    "rounds ties to even: the store to " + DtypeName(in.dtype) +
+                " rounds half away from zero (adding half an ulp before truncating, or a "
+                "hand-written conversion); round to nearest even",
             details};
   }
   if (m.rounding != M::Rounding::kNearestEven) {
@@ -166,11 +254,122 @@ Finding ValueFinding(const Analysis& s, const ValueExplanation& v) {
     cause =
         "negatives passed through unchanged: the negative branch returns x, or the slope "
         "read as 1";
+  } else {
+    const std::string relation = SlopeRelation(in.dtype, m.slope_value, in.negative_slope);
+    if (!relation.empty()) {
+      details["relation"] = relation;
+      cause = "it is " + relation;
+    }
   }
   return {Kind("slope_mismatch"),
           "only the negative side is wrong, exactly as slope " + Number(m.slope_value) +
               " instead of " + Number(in.negative_slope) + " gives: " + cause,
           details};
+}
+
+// A region found from the indices is a place only when enough elements say
+// so: a few elements fit some region by coincidence, except at the
+// output's end (a remainder of 4).
+bool Meaningful(const Region& r, uint64_t members, uint64_t n) {
+  if (members >= 8) return true;
+  // A few elements: only as the output's own end (a short remainder).
+  if (r.constraints.size() != 1 || r.constraints[0].feature != RegionFeature::kIndex) return false;
+  const RegionConstraint& c = r.constraints[0];
+  return c.form == RegionConstraint::Form::kRange && c.hi + 1 == n;
+}
+
+// Value faults confined to a region: a model that predicts every element of
+// a region - found from the elements it explains, never from a list of
+// shapes - bit for bit, and nothing a place explanation claims. One finding
+// per region, at most three.
+void FindConfinedValues(Analysis& s, const std::vector<char>& in_place) {
+  if (s.n > kMaxRegionElements) return;
+  int parts = 0;  // findings made here
+  for (int round = 0; round < 4; ++round) {
+    std::vector<uint64_t> open;
+    for (uint64_t i : s.Open()) {
+      if (!in_place[i]) open.push_back(i);
+    }
+    if (open.size() < 2) return;
+    struct Tried {
+      ValueModel model;
+      std::vector<uint64_t> members;
+    };
+    std::vector<Tried> tried;
+    for (const ValueModel& m : ValueCandidates(s.values, open)) {
+      Tried t{m, {}};
+      for (uint64_t i : open) {
+        const uint64_t p = Predict(s.values, m, i);
+        if (SameValue(s.in.dtype, p, s.in.output.bits[i]) &&
+            !SameValue(s.in.dtype, p, s.in.golden.bits[i])) {
+          t.members.push_back(i);
+        }
+      }
+      if (t.members.size() >= 2) tried.push_back(std::move(t));
+    }
+    std::stable_sort(tried.begin(), tried.end(), [](const Tried& a, const Tried& b) {
+      if (a.members.size() != b.members.size()) return a.members.size() > b.members.size();
+      return a.model.Cost() < b.model.Cost();
+    });
+    bool found = false;
+    for (size_t k = 0; k < tried.size() && k < 6 && !found; ++k) {
+      const Tried& t = tried[k];
+      std::vector<char> ok(s.n, 0);
+      for (uint64_t i = 0; i < s.n; ++i) {
+        ok[i] = SameValue(s.in.dtype, Predict(s.values, t.model, i), s.in.output.bits[i]);
+      }
+      const auto allowed = [&](uint64_t i) { return ok[i] != 0; };
+      std::vector<uint64_t> members = t.members;
+      std::optional<Region> region = InferRegion(s.Features(), members, allowed);
+      if (!region) region = InferPartRegion(s.Features(), t.members, allowed, &members);
+      if (!region || !Meaningful(*region, members.size(), s.n)) continue;
+      // A region whose every element holds one leftover (zeros, the input,
+      // dy) is a region never written, however a model also predicts it:
+      // the place detectors name it.
+      bool zeros = true, input = true, dy = s.in.backward;
+      for (uint64_t i = 0; i < s.n && (zeros || input || dy); ++i) {
+        if (!s.Features().In(*region, i)) continue;
+        zeros = zeros && s.in.output.values[i] == 0;
+        input = input && s.in.output.bits[i] == s.in.input.bits[i];
+        dy = dy && s.in.output.bits[i] == s.in.dy.bits[i];
+      }
+      if (zeros || input || dy) continue;
+      Finding f = ValueFinding(s, ExplainWith(s.values, t.model, members));
+      json where;
+      const std::string text = DescribeInferred(s.Features(), *region, &where);
+      f.details["where"] = where;
+      f.message = "in " + text + " only: " + f.message;
+      if (t.model.dy_shift == 0) {
+        f.message +=
+            ". Only there: the code path for that region (a tail or remainder loop, a separate "
+            "branch, some of the work-items) computes it this way";
+      }
+      s.Explain(members);
+      // And what it predicts inside its region that a place explanation
+      // would otherwise take (runs of dy from the other slot look moved).
+      for (uint64_t i = 0; i < s.n; ++i) {
+        if (ok[i] && !SameValue(s.in.dtype, s.in.output.bits[i], s.in.golden.bits[i]) &&
+            s.Features().In(*region, i)) {
+          s.explained[i] = 1;
+        }
+      }
+      found = true;
+      // The same kind of fault in another region (dy from the next slot
+      // here, from the previous one there): one finding, in parts.
+      if (parts > 0 && s.findings.back().kind == f.kind) {
+        Finding& last = s.findings.back();
+        const std::string part = "; and " + f.message.substr(0, f.message.find(". Only there"));
+        const size_t cut = last.message.find(". Only there");
+        last.message.insert(cut == std::string::npos ? last.message.size() : cut, part);
+        last.details["parts"].push_back(f.details);
+        continue;
+      }
+      f.details["parts"] = json::array({f.details});
+      s.findings.push_back(std::move(f));
+      ++parts;
+    }
+    if (!found) return;
+  }
 }
 
 }  // namespace
@@ -181,22 +380,39 @@ void FindValues(Analysis& s) {
   // inside regions that hold something else (a block of zeros also
   // "flushes" the tiny results inside it).
   const std::optional<ValueExplanation> v = ExplainValues(s.values, s.differing);
-  if (!v) return;
   const PlaceExplanation regions = s.PlacesOf(s.differing);
   std::vector<char> in_region(s.n, 0);
   for (uint64_t i : regions.explained) in_region[i] = 1;
+  // Results found at other indices: no value model may claim them (a
+  // region never written may be a value fault's footprint - a ReLU path's
+  // zeros - and is judged by the region's other elements).
+  std::vector<char> moved(s.n, 0);
+  auto mark = [&](ElementRange r) {
+    for (uint64_t i = r.begin; i < r.end; ++i) moved[i] = in_region[i];
+  };
+  for (const Moved& m : regions.moved) mark(m.span);
+  for (const PermutedTile& t : regions.permuted) mark(t.span);
+  if (!v) {
+    FindConfinedValues(s, moved);
+    return;
+  }
   const auto inside = std::count_if(v->explained.begin(), v->explained.end(),
                                     [&](uint64_t i) { return in_region[i]; });
-  if (static_cast<uint64_t>(inside) * 2 >= v->explained.size()) return;
+  if (static_cast<uint64_t>(inside) * 2 >= v->explained.size()) {
+    FindConfinedValues(s, moved);
+    return;
+  }
   const bool rounding = v->model.rounding != ValueModel::Rounding::kNearestEven;
   const bool counts = !rounding || !s.in.allow_rounding;
   if (rounding && counts && v->rounded >= 4) s.fails_anyway = true;  // never hidden by --max-ulp
-  if (rounding && v->rounded < 4) return;
-  s.findings.push_back(ValueFinding(s, *v));
-  s.Explain(v->explained);
-  for (uint64_t i : s.zero_sign) {  // the same model's zeros of the other sign
-    if (Predict(s.values, v->model, i) == s.in.output.bits[i]) s.explained[i] = 1;
+  if (!(rounding && v->rounded < 4)) {
+    s.findings.push_back(ValueFinding(s, *v));
+    s.Explain(v->explained);
+    for (uint64_t i : s.zero_sign) {  // the same model's zeros of the other sign
+      if (Predict(s.values, v->model, i) == s.in.output.bits[i]) s.explained[i] = 1;
+    }
   }
+  FindConfinedValues(s, moved);
 }
 
 // What the value models miss: only negative-side elements wrong, near one

@@ -45,6 +45,15 @@ double DtypeSmallestNormal(leaky_dtype dtype) {
   }
 }
 
+double DtypeLargest(leaky_dtype dtype) {
+  switch (dtype) {
+    case LEAKY_F16: return 65504.0;
+    case LEAKY_BF16: return 3.3895313892515355e+38;
+    case LEAKY_F64: return 1.7976931348623157e+308;
+    default: return 3.4028234663852886e+38;
+  }
+}
+
 std::string TypeName(const GoldenDescription& d) {
   return d.eight_bit ? Type8Name(d.eight_bit->type) : DtypeName(d.dtype);
 }

@@ -53,6 +53,8 @@ leaky_dtype ParseDtype(const std::string& name);  // throws GoldenError
 size_t DtypeBytes(leaky_dtype dtype);
 // The smallest positive normal value of `dtype` (bf16 shares f32's range).
 double DtypeSmallestNormal(leaky_dtype dtype);
+// The largest finite value of `dtype`.
+double DtypeLargest(leaky_dtype dtype);
 
 std::string DescriptionToJson(const GoldenDescription& description);
 GoldenDescription DescriptionFromJson(const std::string& text);  // throws GoldenError

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -246,6 +247,12 @@ std::string CheckQ8(const std::string& type, double slope, const std::string& op
 }  // namespace leaky::tools
 
 void AddToolkit(py::module_& m) {
+  // The diagnosis's finding kinds, from its one list (finding_kinds.inc).
+  py::tuple kinds(std::size(leaky::tools::kFindingKinds));
+  for (size_t k = 0; k < std::size(leaky::tools::kFindingKinds); ++k) {
+    kinds[k] = py::str(leaky::tools::kFindingKinds[k]);
+  }
+  m.attr("toolkit_finding_kinds") = kinds;
   m.def("toolkit_golden", &leaky::tools::Golden, py::arg("dtype"), py::arg("elements"),
         py::arg("slope"), py::arg("dist"), py::arg("seed"), py::arg("op"),
         "(x, dy, golden) as bytes of stored bit patterns, as `leaky golden` makes them");

@@ -34,6 +34,9 @@ from . import _library
 _native = _library.load_native()
 
 _DTYPES = {"f16": _np.float16, "f32": _np.float32, "f64": _np.float64, "bf16": _np.uint16}
+# Every kind a finding can have, in the documented order (the toolkit's
+# one list, toolkit/finding_kinds.inc).
+FINDING_KINDS = tuple(_native.toolkit_finding_kinds)
 _SPLITS = ("granule", "even", "balanced")
 
 
