@@ -164,7 +164,8 @@ std::vector<ValueModel> ValueCandidates(const ValueInput& in,
     relu.zero_branch = true;
     models.push_back(relu);
   }
-  for (M::Gate gate : {M::Gate::kGreaterEqual, M::Gate::kNone, M::Gate::kSwapped}) {
+  for (M::Gate gate :
+       {M::Gate::kGreaterEqual, M::Gate::kNone, M::Gate::kSwapped, M::Gate::kNanPasses}) {
     M m = op;
     m.gate = gate;
     models.push_back(m);
@@ -208,7 +209,9 @@ std::vector<ValueModel> ValueCandidates(const ValueInput& in,
     forward.positive_operand = forward.negative_operand = M::Operand::kInput;
     M pass_x = op;
     pass_x.positive_operand = M::Operand::kInput;
-    for (const M& m : {scaled_x, mask_dy, forward, pass_x}) models.push_back(m);
+    M swapped = forward;  // the two input streams swapped: x's values, dy's sign
+    swapped.gate_operand = M::Operand::kDy;
+    for (const M& m : {scaled_x, mask_dy, forward, pass_x, swapped}) models.push_back(m);
     // dy from another index: the shifts at which the positives' outputs
     // (dy passed through) are found in dy, the most common few.
     std::unordered_map<uint64_t, uint64_t> where;
@@ -304,6 +307,9 @@ uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
     case ValueModel::Gate::kSwapped:
       pass = !(gate > 0);
       break;
+    case ValueModel::Gate::kNanPasses:
+      pass = !(gate <= 0);
+      break;
   }
   const double scaled = pass ? 0 : base;
   uint64_t bits =
@@ -364,7 +370,9 @@ std::optional<ValueExplanation> ExplainValues(const ValueInput& in,
     const Score s = Evaluate(in, m, differs);
     // It must predict its own differences (90%: another fault may cover
     // some of them) and none that the output does not have.
-    if (s.explained == 0 || s.explained * 10 < s.predicted * 9 ||
+    // A handful of elements is no evidence, unless it is every one.
+    if (s.explained == 0 || (s.explained < 4 && s.explained < differing.size()) ||
+        s.explained * 10 < s.predicted * 9 ||
         s.contradicted * 100 > s.predicted) {
       continue;
     }

@@ -38,7 +38,9 @@ struct ValueModel {
   enum class Slope { kExact, kRounded, kOther };
   // x > 0, x >= 0, always the product, the branches swapped (x > 0 ? slope * x : x,
   // what max(x, slope * x) computes for a slope above 1)
-  enum class Gate { kGreater, kGreaterEqual, kNone, kSwapped };
+  // kNanPasses: `x <= 0 ? slope * x : x`, where a NaN x takes the pass
+  // branch.
+  enum class Gate { kGreater, kGreaterEqual, kNone, kSwapped, kNanPasses };
   enum class Rounding { kNearestEven, kTowardZero, kAwayFromZero, kNearestAway };
   // Backward: which array an operand came from (kUsual: dy passes and is
   // scaled, x's sign selects).

@@ -44,13 +44,18 @@ std::string CauseOfUnwritten(const std::string& region) {
 
 // The usual cause of a region found from its indices, from its
 // constraints' numbers (DescribeInferred's facts).
-std::string CauseOfInferred(const json& details) {
+std::string CauseOfInferred(const json& details, const Layout* plan) {
   if (!details.contains("constraints")) return "";
   for (const json& c : details["constraints"]) {
     const std::string feature = c["feature"], form = c["form"];
     if (form == "residue" && (feature == "offset_in_tile" || feature == "offset_in_core" ||
                               feature == "index")) {
       const uint64_t w = c["period"];
+      if (plan && feature == "index" && plan->cores() > 1 && w == plan->core_length.front() + 1) {
+        return "one element between neighbouring cores: the cores were stepped by " +
+               std::to_string(w) + " = per_core + 1 while each covers " +
+               std::to_string(w - 1) + " (a core step one too long)";
+      }
       return "one element of every " + std::to_string(w) +
              " is never computed: a loop striding by " + std::to_string(w) + " over " +
              std::to_string(w - 1) +
@@ -115,7 +120,8 @@ std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>
                        details});
       continue;
     }
-    std::string cause = details["region"] == "composed" ? CauseOfInferred(details)
+    const Layout* layout = s.in.plan ? &*s.in.plan : nullptr;
+    std::string cause = details["region"] == "composed" ? CauseOfInferred(details, layout)
                                                         : CauseOfUnwritten(details["region"]);
     // A tail that starts where the last core would end had every core c
     // started at c x S (S not its share): name S, the arithmetic trace of
@@ -124,8 +130,17 @@ std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>
     if (s.in.plan && details["region"] == "tail" && s.in.plan->cores() > 1) {
       const Layout& plan = *s.in.plan;
       const uint64_t k = details["first"].get<uint64_t>(), last = plan.cores() - 1;
+      // The split computed for cores + 1 shares, the last share unowned.
+      const uint64_t shares = plan.cores() + 1, share = k / plan.cores();
+      if (k % plan.cores() == 0 && (share == s.n / shares || share == (s.n + shares - 1) / shares)) {
+        details["shares"] = shares;
+        cause = std::to_string(k) + " = " + std::to_string(plan.cores()) + " x " +
+                std::to_string(share) + ": the split was computed for " + std::to_string(shares) +
+                " shares of " + std::to_string(share) + " (cores + 1), so the cores covered [0, " +
+                std::to_string(k) + ") and no core took the last share";
+      }
       const uint64_t length = plan.core_length.back();
-      if (k > length && (k - length) % last == 0) {
+      if (!details.contains("shares") && k > length && (k - length) % last == 0) {
         const uint64_t stride = (k - length) / last;
         if (stride != plan.core_start[1] - plan.core_start[0] && stride > 0) {
           details["core_stride"] = stride;
@@ -256,7 +271,7 @@ void FindScatteredUnwritten(Analysis& s, size_t first_span_finding) {
                               (c.name == "the input" || c.name == "dy"
                                    ? " (run in place; or the input copied through there). "
                                    : " (the buffer's previous contents). ") +
-                              CauseOfInferred(details),
+                              CauseOfInferred(details, s.in.plan ? &*s.in.plan : nullptr),
                           details});
   }
 }

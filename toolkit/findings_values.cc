@@ -27,9 +27,12 @@ std::string SmallestNormal(leaky_dtype t) {
   return std::string(DtypeName(t)) + "'s smallest normal " + Number(DtypeSmallestNormal(t));
 }
 
-// How a wrong slope relates to the right one, in words, or "".
-std::string SlopeRelation(leaky_dtype dtype, double wrong, double slope) {
+// How a wrong slope relates to the right one, in words, or "". `near`: a
+// relative tolerance for a slope estimated from ratios (x / slope is not
+// exactly x * (1 / slope)), 0 for an exact one.
+std::string SlopeRelation(leaky_dtype dtype, double wrong, double slope, double near = 0) {
   auto same = [&](double r) {
+    if (near > 0) return std::fabs(wrong - r) <= near * std::fabs(r);
     return dtype == LEAKY_F64 ? wrong == r : static_cast<float>(wrong) == static_cast<float>(r);
   };
   const std::string s = Number(slope);
@@ -125,7 +128,12 @@ Finding ValueFinding(const Analysis& s, const ValueExplanation& v) {
       m.gate_operand != M::Operand::kUsual) {
     using O = M::Operand;
     std::string what_wrong;
-    if (m.positive_operand == O::kInput && m.negative_operand == O::kInput) {
+    if (m.positive_operand == O::kInput && m.negative_operand == O::kInput &&
+        m.gate_operand == O::kDy) {
+      what_wrong = "the mask comes from dy's sign and the values from x (dx = dy > 0 ? x : slope * "
+                   "x): the two input streams are swapped (the copy-in's order and the compute's "
+                   "view of the buffer disagree)";
+    } else if (m.positive_operand == O::kInput && m.negative_operand == O::kInput) {
       what_wrong = "dx holds the forward result leaky_relu(x): x was passed and scaled where dy "
                    "should be (dy read from x's buffer, or the forward kernel launched)";
     } else if (m.positive_operand == O::kInput) {
@@ -197,6 +205,16 @@ Finding ValueFinding(const Analysis& s, const ValueExplanation& v) {
                 "negatives passed through (y = x > 0 ? slope * x : x) - what max(x, slope * "
                 "x) computes when the slope is above 1 (the max/min trick holds only for "
                 "slopes in [0, 1]); select on x > 0",
+            details};
+  }
+  if (m.gate == M::Gate::kNanPasses) {
+    return {Kind("nan_branch"),
+            count + " elements whose input is NaN took the pass-through branch (" +
+                (in.backward ? "dx = dy where the op gives dy * slope, itself NaN-free only if "
+                               "dy is"
+                             : "y = x") +
+                "): the select is written `x <= 0 ? slope * v : v`, and a NaN fails every "
+                "compare, so it lands in the else branch. Write it as `x > 0 ? v : slope * v`",
             details};
   }
   if (m.gate == M::Gate::kGreaterEqual) {
@@ -437,12 +455,16 @@ void FindApproximateSlope(Analysis& s) {
       ratios.begin(), ratios.end(), [&](double v) { return std::fabs(v - slope) <= 0.02 * scale; });
   if (static_cast<uint64_t>(consistent) * 10 < ratios.size() * 8) return;
   s.Explain(open);
+  json details = {{"estimated_slope", slope}, {"expected_slope", in.negative_slope}};
+  const std::string relation = SlopeRelation(in.dtype, slope, in.negative_slope, 1e-3);
+  if (!relation.empty()) details["relation"] = relation;
   s.findings.push_back({SlopeKind("slope_mismatch"),
                         "only the negative side is wrong, close to slope " + Number(slope) +
                             " instead of " + Number(in.negative_slope) +
-                            " (not exactly any slope: computed another way too): the slope did "
-                            "not reach the kernel as given",
-                        {{"estimated_slope", slope}, {"expected_slope", in.negative_slope}}});
+                            " (not exactly any slope: computed another way too): " +
+                            (relation.empty() ? "the slope did not reach the kernel as given"
+                                              : "it is about " + relation),
+                        details});
 }
 
 }  // namespace leaky::tools
