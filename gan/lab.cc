@@ -367,7 +367,12 @@ void PrepareRunFolder(const LabConfig& config, const std::filesystem::path& dir)
     }
     fs::remove_all(dir);
   }
-  fs::create_directories(dir);
+  error.clear();
+  fs::create_directories(dir, error);
+  if (error) {
+    throw std::invalid_argument("--out " + config.out_dir + ": cannot create the run folder " +
+                                dir.string() + " (" + error.message() + ")");
+  }
   WriteAtomically(record, key.dump(1) + "\n");
 }
 

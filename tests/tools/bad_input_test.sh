@@ -77,6 +77,16 @@ refused 2 "--buffers must be a whole number, not 'two'" "$leaky" plan --elems 10
 refused 2 "--max-ulp must be at least 0, not -1" "$leaky" check "$work/g/golden.bin" --golden "$work/g" \
   --max-ulp -1
 refused 2 "--elements must be at least 1, not 0" "$leaky" demo --elements 0
+# Unknown commands and misspelt options are named, with the nearest one
+# (CLI11 said "A subcommand is required" and "not expected: 10 --stpes").
+refused 2 "unknown command 'foo'; the commands: demo" "$leaky" foo
+refused 2 "unknown command 'plna' (did you mean plan?)" "$leaky" plna
+refused 2 "a command is required: one of demo" "$leaky"
+refused 2 "unknown option --elmes (did you mean --elems?)" "$leaky" plan --elmes 100
+refused 2 "unexpected argument 'extra'" "$leaky" plan --elems 100 extra
+if "$leaky" --help | grep -q "^  device"; then
+  refused 2 "unknown command 'list'; the commands: run" "$leaky" device list
+fi
 # 3. A negative size is a size below 1, not an overflow.
 refused 2 "--elems must be at least 1, not -5" "$leaky" plan --elems -5
 refused 2 "--shape must be at least 1, not -3" "$leaky" plan --shape 4,-3
@@ -282,6 +292,8 @@ if [ "$with_gan" = gan ]; then
   refused 2 "is a directory, not a raw f32 file" "$leaky" precision "$work"
   refused 2 "is a directory, not a JSON file" "$leaky" precision "$work/pre.f32" --json "$work"
   refused 2 "--slope must be a finite number" "$leaky" precision "$work/pre.f32" --slope nan
+  refused 2 "unknown option --stpes (did you mean --steps?)" "${gan[@]}" --stpes 10
+  refused 2 "--out /proc/x: cannot create the run folder" "$leaky" gan --out /proc/x --steps 1
   refused 2 "$work/none has no results.json" "$leaky" gan report "$work/none"
   refused 2 "is a directory, not an HTML file" "$leaky" gan report "$work/none" --out "$work"
 else

@@ -1,9 +1,11 @@
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "leaky/leaky.h"
@@ -36,6 +38,87 @@ int Unusable(const CLI::App& app, std::string message) {
   return 2;
 }
 
+// The innermost command the parse reached ("leaky gan merge" -> merge).
+const CLI::App* Innermost(const CLI::App& app) {
+  const CLI::App* command = &app;
+  for (auto given = command->get_subcommands(); !given.empty();
+       given = command->get_subcommands()) {
+    command = given.front();
+  }
+  return command;
+}
+
+// Edit distance, for "did you mean".
+size_t Distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean X?)" for the nearest of `names` within 2 edits, or "".
+std::string Nearest(const std::string& word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_distance = 3;
+  for (const std::string& name : names) {
+    const size_t d = Distance(word, name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = name;
+    }
+  }
+  return best.empty() ? "" : " (did you mean " + best + "?)";
+}
+
+// CLI11's words for a parse error, in the user's: an unknown command or
+// option named, with the nearest one; a missing command with the list.
+std::string ParseMessage(const CLI::App& app, const CLI::ParseError& e,
+                         const std::vector<std::string>& args) {
+  const CLI::App* command = Innermost(app);
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : command->get_subcommands({})) commands.push_back(sub->get_name());
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && !commands.empty() &&
+      std::string(e.what()).find("subcommand") != std::string::npos) {
+    std::string list;
+    for (const std::string& c : commands) list += (list.empty() ? "" : ", ") + c;
+    // The first word after the command's own name that is not an option.
+    bool after = command == &app;
+    for (const std::string& a : args) {
+      if (!after) {
+        after = a == command->get_name();
+        continue;
+      }
+      if (!a.empty() && a[0] != '-') {
+        return "unknown command '" + a + "'" + Nearest(a, commands) + "; the commands: " + list;
+      }
+    }
+    return "a command is required: one of " + list;
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    std::vector<std::string> options;
+    for (const CLI::Option* o : command->get_options()) {
+      for (const std::string& name : o->get_lnames()) options.push_back("--" + name);
+    }
+    for (const std::string& a : command->remaining()) {
+      if (a.size() > 1 && a[0] == '-') {
+        const std::string name = a.substr(0, a.find('='));
+        return "unknown option " + name + Nearest(name, options) + " (--help lists them)";
+      }
+    }
+    const std::vector<std::string> rest = command->remaining();
+    if (!rest.empty()) return "unexpected argument '" + rest.front() + "'";
+  }
+  return e.what();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -61,7 +144,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    return Unusable(app, e.what());
+    return Unusable(app, ParseMessage(app, e, std::vector<std::string>(argv + 1, argv + argc)));
   }
   try {
     return run();
