@@ -12,6 +12,11 @@ grep -q "every element covered exactly once:  yes" "$work/out.txt" || fail "plan
 expect_status 0 "plan json" "$leaky" plan --shape 64,3,37 --preset cpu --cores 4 --json
 grep -q '"covered_exactly_once": true' "$work/out.txt" || fail "plan json checks missing"
 expect_status 2 "plan without size" "$leaky" plan
+# 8-bit data is planned as golden and check plan it: one-byte elements.
+expect_status 0 "plan qu8" "$leaky" plan --elems 10007 --dtype qu8 --preset npu --cores 8 --split even \
+  --json
+grep -q '"dtype": "qu8"' "$work/out.txt" && grep -q '"tile_length": 49152' "$work/out.txt" \
+  || fail "plan --dtype qu8: not planned as one-byte elements (npu: 4 x f32's 12288 per tile)"
 
 expect_status 2 "golden with a negative size" "$leaky" golden --elems -5 --out "$work/neg"
 grep -q -- "-5" "$work/err.txt" || fail "golden --elems -5: the error does not name the value"

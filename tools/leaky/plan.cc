@@ -11,6 +11,7 @@
 
 #include "cli_checks.h"
 #include "commands.h"
+#include "eight_bit_format.h"
 #include "golden_io.h"
 #include "layout.h"
 #include "plan_flags.h"
@@ -57,8 +58,9 @@ json BuildReport(const PlanSettings& s) {
       if (__builtin_mul_overflow(n, extent, &n)) throw std::invalid_argument("--shape overflows 64 bits");
     }
   }
-  const leaky_dtype dtype = ParseDtype(s.dtype);
-  const Layout l = MakeLayout(s.target, dtype, n);
+  // 8-bit data as golden and check plan it: one-byte elements.
+  const Layout l = ParseType8(s.dtype) ? MakeByteLayout(s.target, n)
+                                       : MakeLayout(s.target, ParseDtype(s.dtype), n);
   const LayoutChecks c = CheckLayout(l);
   json cores = json::array();
   for (uint32_t core = 0; core < l.cores(); ++core) {
@@ -211,8 +213,9 @@ void AddPlanCommand(CLI::App& app, std::function<int()>& run) {
                   ->delimiter(',')
                   ->excludes(elements),
               uint64_t{1});
-  command->add_option("--dtype", s->dtype, "f32, f64, f16 or bf16")
-      ->check(CLI::IsMember({"f32", "f64", "f16", "bf16"}))->capture_default_str();
+  command->add_option("--dtype", s->dtype, "f32, f64, f16, bf16, or 8-bit: qu8, qs8, fp8_e4m3, fp8_e5m2")
+      ->check(CLI::IsMember({"f32", "f64", "f16", "bf16", "qu8", "qs8", "fp8_e4m3", "fp8_e5m2"}))
+      ->capture_default_str();
   command->add_flag("--json", s->json_output, "Print JSON instead of the table");
   command->add_flag("--timeline", s->timeline,
                     "Model copy-in, compute and copy-out per core with the buffers (and 1 vs 2)");
