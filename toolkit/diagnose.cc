@@ -63,9 +63,10 @@ PlaceExplanation Analysis::PlacesOf(const std::vector<uint64_t>& open) {
   return ExplainPlaces(places, *grams_, open);
 }
 
-const RegionFeatures& Analysis::Features() {
-  if (!features_) features_.emplace(in.plan ? &*in.plan : nullptr, n);
-  return *features_;
+const RegionFeatures* Analysis::Features() {
+  if (n > kMaxRegionElements) return nullptr;
+  if (!features_) features_.emplace(places.plan, n);
+  return &*features_;
 }
 
 PlaceExplanation& Analysis::OpenPlaces() {

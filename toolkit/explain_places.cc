@@ -11,6 +11,35 @@
 
 namespace leaky::tools {
 
+const char* LeftoverName(Leftover c) {
+  switch (c) {
+    case Leftover::kZero:
+      return "zeros";
+    case Leftover::kInput:
+      return "the input";
+    case Leftover::kDy:
+      return "dy";
+    case Leftover::kFill:
+      return "one repeated value";
+  }
+  return "";
+}
+
+bool HoldsLeftover(const ValueInput& in, Leftover c, uint64_t fill, uint64_t i) {
+  const Array& out = *in.output;
+  switch (c) {
+    case Leftover::kZero:
+      return in.eight_bit ? out.bits[i] == 0 : out.values[i] == 0;
+    case Leftover::kInput:
+      return out.bits[i] == in.input->bits[i];
+    case Leftover::kDy:
+      return in.backward && out.bits[i] == in.dy->bits[i];
+    case Leftover::kFill:
+      return out.bits[i] == fill;
+  }
+  return false;
+}
+
 uint64_t RemainderStart(const Layout& plan) {
   return plan.core_start.back() + plan.total / plan.cores();
 }
@@ -28,22 +57,7 @@ bool IsBoundary(const Layout* plan, uint64_t n, uint64_t index) {
   return at.inside && at.tile_start == index;
 }
 
-// What a never-written element may still hold.
-enum class Content { kZero, kInput, kDy, kFill };
-
-const char* ContentName(Content c) {
-  switch (c) {
-    case Content::kZero:
-      return "zeros";
-    case Content::kInput:
-      return "the input";
-    case Content::kDy:
-      return "dy";
-    case Content::kFill:
-      return "one repeated value";
-  }
-  return "";
-}
+using Content = Leftover;
 
 struct Finder {
   const PlaceInput& in;
@@ -53,18 +67,7 @@ struct Finder {
   bool has_fill = false;
 
   bool Looks(uint64_t i, Content c) const {
-    const Array& out = *in.output;
-    switch (c) {
-      case Content::kZero:
-        return in.eight_bit ? out.bits[i] == 0 : out.values[i] == 0;
-      case Content::kInput:
-        return out.bits[i] == in.input->bits[i];
-      case Content::kDy:
-        return in.backward && out.bits[i] == in.dy->bits[i];
-      case Content::kFill:
-        return has_fill && out.bits[i] == fill;
-    }
-    return false;
+    return (c != Content::kFill || has_fill) && HoldsLeftover(in, c, fill, i);
   }
 
   // Runs of one content around the open elements: a run with enough wrong
@@ -116,10 +119,10 @@ struct Finder {
         if (!enough) continue;
         for (uint64_t j = start; j < end; ++j) done[j] = 1;
         if (!found.empty() && found.back().span.end == start &&
-            found.back().content == ContentName(c)) {
+            found.back().content == LeftoverName(c)) {
           found.back().span.end = end;
         } else {
-          found.push_back({{start, end}, ContentName(c)});
+          found.push_back({{start, end}, LeftoverName(c)});
         }
         break;
       }

@@ -33,6 +33,13 @@ struct ElementRange {
   uint64_t size() const { return end - begin; }
 };
 
+// What a never-written element may still hold, its name in a finding
+// ("zeros", "the input", "dy", "one repeated value"), and whether output
+// element i holds it (`fill`: the repeated value, for kFill).
+enum class Leftover { kZero, kInput, kDy, kFill };
+const char* LeftoverName(Leftover c);
+bool HoldsLeftover(const ValueInput& in, Leftover c, uint64_t fill, uint64_t i);
+
 // A region the kernel never wrote, and what it still holds.
 struct Unwritten {
   ElementRange span;

@@ -23,6 +23,13 @@ constexpr RegionFeature kPriority[] = {
 
 int At(RegionFeature f) { return static_cast<int>(f); }
 
+// Whether an element `from_end` before its core's or tile's end and
+// `from_start` after its start lies in the last (length % multiple): what a
+// length rounded down to a multiple leaves out.
+bool InAlignedTail(uint64_t from_end, uint64_t from_start, uint64_t multiple) {
+  return from_end < (from_start + from_end + 1) % multiple;
+}
+
 }  // namespace
 
 bool RegionConstraint::Holds(uint64_t v) const {
@@ -47,6 +54,12 @@ int Region::Cost() const {
 }
 
 RegionFeatures::RegionFeatures(const Layout* plan, uint64_t n) : plan_(plan), n_(n) {
+  for (int f = 0; f < kRegionFeatures; ++f) {
+    lowest_[f] = kOut;
+    highest_[f] = 0;
+  }
+  lowest_[At(RegionFeature::kIndex)] = 0;
+  highest_[At(RegionFeature::kIndex)] = n > 0 ? n - 1 : 0;
   if (!plan || plan->cores() == 0) return;
   values_.assign(n * kRegionFeatures, kOut);
   uint64_t global_tile = 0;
@@ -71,7 +84,15 @@ RegionFeatures::RegionFeatures(const Layout* plan, uint64_t n) : plan_(plan), n_
       }
     }
   }
-  for (uint64_t i = 0; i < n; ++i) values_[i * kRegionFeatures + At(RegionFeature::kIndex)] = i;
+  for (uint64_t i = 0; i < n; ++i) {
+    values_[i * kRegionFeatures + At(RegionFeature::kIndex)] = i;
+    for (int f = 0; f < kRegionFeatures; ++f) {
+      const uint64_t v = values_[i * kRegionFeatures + f];
+      if (v == kOut) continue;
+      lowest_[f] = std::min(lowest_[f], v);
+      highest_[f] = std::max(highest_[f], v);
+    }
+  }
 }
 
 uint64_t RegionFeatures::Get(RegionFeature f, uint64_t i) const {
@@ -88,13 +109,20 @@ bool RegionFeatures::In(const Region& r, uint64_t i) const {
       // length aligned down to a multiple of `period` leaves out.
       const bool core = c.feature == RegionFeature::kInCoreFromEnd;
       const uint64_t before = Get(core ? RegionFeature::kInCore : RegionFeature::kInTile, i);
-      if (v == kOut || before == kOut) return false;
-      if (v >= (before + v + 1) % c.period) return false;
+      if (v == kOut || before == kOut || !InAlignedTail(v, before, c.period)) return false;
       continue;
     }
     if (!c.Holds(v)) return false;
   }
   return true;
+}
+
+std::vector<uint64_t> RegionFeatures::Elements(const Region& r) const {
+  std::vector<uint64_t> inside;
+  for (uint64_t i = 0; i < n_; ++i) {
+    if (In(r, i)) inside.push_back(i);
+  }
+  return inside;
 }
 
 namespace {
@@ -115,15 +143,8 @@ std::vector<RegionConstraint> Candidates(const RegionFeatures& f, RegionFeature 
   }
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
-  uint64_t dom_lo = kOut, dom_hi = 0;
-  for (uint64_t i = 0; i < f.n(); ++i) {
-    const uint64_t v = f.Get(feature, i);
-    if (v == kOut) continue;
-    dom_lo = std::min(dom_lo, v);
-    dom_hi = std::max(dom_hi, v);
-  }
   const uint64_t lo = values.front(), hi = values.back();
-  const bool whole = lo == dom_lo && hi == dom_hi;
+  const bool whole = lo == f.Lowest(feature) && hi == f.Highest(feature);
   if (!whole) found.push_back({feature, Form::kRange, lo, hi, 0, 0, {}});
   uint64_t g = 0;
   for (uint64_t v : values) g = std::gcd(g, v - lo);
@@ -141,7 +162,7 @@ std::vector<RegionConstraint> Candidates(const RegionFeatures& f, RegionFeature 
       for (uint64_t i : members) {
         const uint64_t v = f.Get(feature, i);
         const uint64_t before = f.Get(core ? RegionFeature::kInCore : RegionFeature::kInTile, i);
-        holds = holds && v < (before + v + 1) % m;
+        holds = holds && InAlignedTail(v, before, m);
       }
       if (holds) {
         found.push_back({feature, Form::kAlignedTail, 0, 0, m, 0, {}});
@@ -276,14 +297,7 @@ std::string Phrase(const RegionFeatures& f, const RegionConstraint& c, json* fac
   const uint64_t width = c.hi - c.lo + 1;
   // A range from some value to the feature's largest: "all but the first
   // (last) lo".
-  uint64_t top = 0;
-  if (c.form == Form::kRange && c.lo > 0) {
-    for (uint64_t i = 0; i < f.n(); ++i) {
-      const uint64_t v = f.Get(c.feature, i);
-      if (v != kOut) top = std::max(top, v);
-    }
-  }
-  const bool to_top = c.form == Form::kRange && c.lo > 0 && c.hi == top;
+  const bool to_top = c.form == Form::kRange && c.lo > 0 && c.hi == f.Highest(c.feature);
   const std::string but = to_top ? Plural(c.lo, "element", "elements") : "";
   const std::string tiles_but = to_top && c.lo > 1 ? " " + std::to_string(c.lo) + " tiles" : "";
   switch (to_top ? c.feature : RegionFeature::kIndex) {

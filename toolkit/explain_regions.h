@@ -55,6 +55,11 @@ struct Region {
   int Cost() const;
 };
 
+// Outputs longer than this are not searched for regions (each candidate
+// region is checked against every element, and the features take 80 bytes
+// an element).
+inline constexpr uint64_t kMaxRegionElements = uint64_t{1} << 22;
+
 // Each index's features, computed once per plan and output length.
 class RegionFeatures {
  public:
@@ -64,12 +69,17 @@ class RegionFeatures {
   // kOutside for an index no core covers.
   static constexpr uint64_t kOutside = UINT64_MAX;
   uint64_t Get(RegionFeature f, uint64_t i) const;
+  // The feature's smallest and largest value over the covered indices.
+  uint64_t Lowest(RegionFeature f) const { return lowest_[static_cast<int>(f)]; }
+  uint64_t Highest(RegionFeature f) const { return highest_[static_cast<int>(f)]; }
   bool In(const Region& r, uint64_t i) const;
+  std::vector<uint64_t> Elements(const Region& r) const;  // ascending
 
  private:
   const Layout* plan_;
   uint64_t n_;
   std::vector<uint64_t> values_;  // n x kRegionFeatures (kIndex alone without a plan)
+  uint64_t lowest_[kRegionFeatures], highest_[kRegionFeatures];
 };
 
 // The simplest region (fewest constraints, sets counting double, at most 3)

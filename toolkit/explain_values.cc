@@ -19,6 +19,7 @@ namespace {
 uint64_t Product(leaky_dtype dtype, double base, double slope, ValueModel::Rounding rounding) {
   uint64_t bits = 0;
   int too_far = 0;  // +1: the nearest-even result lies farther from 0 than the exact one
+  double stored = 0;  // f32 and the half types: the product as the store rounds it
   if (dtype == LEAKY_F64) {
     const double p = base * slope;
     bits = FromDouble(dtype, p);
@@ -27,8 +28,7 @@ uint64_t Product(leaky_dtype dtype, double base, double slope, ValueModel::Round
   } else {
     // A half or f32 value times an f32 slope is exact in double.
     const double exact = base * static_cast<double>(static_cast<float>(slope));
-    const double stored =
-        dtype == LEAKY_F32 ? exact : static_cast<double>(static_cast<float>(exact));
+    stored = dtype == LEAKY_F32 ? exact : static_cast<double>(static_cast<float>(exact));
     bits = FromDouble(dtype, stored);
     const double back = ToDouble(dtype, bits);
     if (!std::isnan(stored) && back != stored)
@@ -40,9 +40,6 @@ uint64_t Product(leaky_dtype dtype, double base, double slope, ValueModel::Round
   // Ties away from zero (a hand-written half store adding half an ulp): an
   // exact tie that nearest-even rounded toward zero goes one step out.
   if (rounding == ValueModel::Rounding::kNearestAway && too_far < 0 && dtype != LEAKY_F64) {
-    const double exact = base * static_cast<double>(static_cast<float>(slope));
-    const double stored =
-        dtype == LEAKY_F32 ? exact : static_cast<double>(static_cast<float>(exact));
     const double down = std::fabs(ToDouble(dtype, bits)), up = std::fabs(ToDouble(dtype, bits + 1));
     if (up - std::fabs(stored) == std::fabs(stored) - down) ++bits;
   }
@@ -311,15 +308,14 @@ uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
       pass = !(gate <= 0);
       break;
   }
-  const double scaled = pass ? 0 : base;
   uint64_t bits =
       pass            ? (m.flush_inputs ? FromDouble(in.dtype, value(passed)) : passed->bits[at(passed)])
       : m.zero_branch ? uint64_t{0}
       : m.through_set
           // Rounded to the narrower type, then stored exactly in the wider.
           ? FromDouble(in.dtype,
-                       ToDouble(m.through, Product(m.through, scaled, m.slope_value, m.rounding)))
-          : Product(read_as, scaled, m.slope_value, m.rounding);
+                       ToDouble(m.through, Product(m.through, base, m.slope_value, m.rounding)))
+          : Product(read_as, base, m.slope_value, m.rounding);
   // Flush-to-zero acts on the product; a select passes x through untouched.
   if (m.flush_results && !pass) {
     const double v = ToDouble(in.dtype, bits);

@@ -49,18 +49,15 @@ struct Analysis {
   // (Moved also the regions never written that belong to its fault).
   PlaceExplanation& OpenPlaces();
   // Each index's place in the plan, for regions found from indices (built
-  // on the first call).
-  const RegionFeatures& Features();
+  // on the first call); null for outputs over kMaxRegionElements, which
+  // are not searched for regions.
+  const RegionFeatures* Features();
 
  private:
   std::optional<RegionFeatures> features_;
   std::optional<GoldenGrams> grams_;
   std::optional<PlaceExplanation> open_places_;
 };
-
-// Outputs longer than this skip the regions found from indices (each
-// candidate region is checked against every element).
-inline constexpr uint64_t kMaxRegionElements = uint64_t{1} << 22;
 
 // One declaration per LEAKY_DETECTOR line; each adds its findings (of the
 // kinds listed under it) and marks the elements they explain.

@@ -110,7 +110,7 @@ std::vector<Finding> MovedFindings(Analysis& s, const std::vector<Moved>& moved,
   auto fold = [&](const std::string& why) {
     if (unwritten->empty()) return std::string();
     json u;
-    const std::string region = DescribeRegion(plan, s.n, SpansOf(*unwritten), &u);
+    const std::string region = DescribeRegion(plan, s.n, SpansOf(*unwritten), &u, s.Features());
     for (const Unwritten& w : *unwritten) s.Explain(w.span);
     details["unwritten"] = u;
     unwritten->clear();
@@ -157,13 +157,13 @@ std::vector<Finding> MovedFindings(Analysis& s, const std::vector<Moved>& moved,
     if (tiled && k != 0) {
       details["tiles_apart"] = k;
       json d;
-      const std::string region = DescribeRegion(plan, s.n, spans, &d);
+      const std::string region = DescribeRegion(plan, s.n, spans, &d, s.Features());
       details["region"] = d;
       if (k < 0) {
         bool leading = !unwritten->empty();
         json u;
         if (leading) {
-          DescribeRegion(plan, s.n, SpansOf(*unwritten), &u);
+          DescribeRegion(plan, s.n, SpansOf(*unwritten), &u, s.Features());
           leading = u["region"] == "first_tiles" && u.value("tiles_per_core", int64_t{0}) == -k;
         }
         if (leading) {
@@ -267,7 +267,7 @@ std::vector<Finding> MovedFindings(Analysis& s, const std::vector<Moved>& moved,
       }
       if (!relation.empty()) {
         json d;
-        const std::string region = DescribeRegion(plan, s.n, spans, &d);
+        const std::string region = DescribeRegion(plan, s.n, spans, &d, s.Features());
         details["region"] = d;
         const std::string rest = fold(" never written (the ranges those cores owned)");
         found.push_back({MovedKind("misplaced"),
@@ -282,7 +282,7 @@ std::vector<Finding> MovedFindings(Analysis& s, const std::vector<Moved>& moved,
   if (shifts.size() == 1) {
     const int64_t shift = *shifts.begin();
     json d;
-    const std::string region = DescribeRegion(plan, s.n, spans, &d);
+    const std::string region = DescribeRegion(plan, s.n, spans, &d, s.Features());
     details["region"] = d;
     details["shift"] = shift;
     const std::string rest = fold(" never written");
@@ -295,7 +295,7 @@ std::vector<Finding> MovedFindings(Analysis& s, const std::vector<Moved>& moved,
     return found;
   }
   json d;
-  const std::string region = DescribeRegion(plan, s.n, spans, &d);
+  const std::string region = DescribeRegion(plan, s.n, spans, &d, s.Features());
   details["region"] = d;
   details["shifts"] = std::vector<int64_t>(shifts.begin(), shifts.end());
   std::string cause = plan ? ShiftsReadBack(*plan, s.n, moved, &details) : "";

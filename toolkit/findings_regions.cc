@@ -3,8 +3,6 @@
 #include <map>
 #include <optional>
 
-#include "explain_regions.h"
-
 namespace leaky::tools {
 
 using json = nlohmann::json;
@@ -41,7 +39,7 @@ std::string Where(const Layout& plan, uint64_t index, json* details, const std::
 }
 
 std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<ElementRange>& spans,
-                           json* details) {
+                           json* details, const RegionFeatures* features) {
   auto extent = [](const ElementRange& s) {
     return "[" + std::to_string(s.begin) + ", " + std::to_string(s.end) + ")";
   };
@@ -170,7 +168,7 @@ std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Ele
   }
   // Any other shape: the simplest region the spans fill exactly (a lane
   // of every 8, each tile's second half, every other tile, ...).
-  if (plan && plan->cores() > 0 && spans.size() >= 2 && n <= (uint64_t{1} << 22)) {
+  if (features && plan && plan->cores() > 0 && spans.size() >= 2) {
     std::vector<char> inside(n, 0);
     std::vector<uint64_t> members;
     for (const ElementRange& s : spans) {
@@ -179,10 +177,9 @@ std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Ele
         members.push_back(i);
       }
     }
-    const RegionFeatures features(plan, n);
     const std::optional<Region> region =
-        InferRegion(features, members, [&](uint64_t i) { return inside[i] != 0; });
-    if (region) return DescribeInferred(features, *region, details);
+        InferRegion(*features, members, [&](uint64_t i) { return inside[i] != 0; });
+    if (region) return DescribeInferred(*features, *region, details);
   }
   (*details)["region"] = "extents";
   json list = json::array();

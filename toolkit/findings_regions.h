@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "explain_places.h"
+#include "explain_regions.h"
 #include "layout.h"
 
 namespace leaky::tools {
@@ -18,8 +19,10 @@ namespace leaky::tools {
 // "the remainder of the even split [10000, 10007) (core 7)", "[k, n): from
 // core c tile t to the end", else a list of extents. `details` gets the
 // same facts (a "region" name and its numbers).
+// Spans of no named shape are searched for the simplest region they fill
+// (explain_regions) when `features` is given.
 std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<ElementRange>& spans,
-                           nlohmann::json* details);
+                           nlohmann::json* details, const RegionFeatures* features = nullptr);
 
 // "core 1 of 8, tile 3 of 4 (that core's tail tile)".
 std::string Where(const Layout& plan, uint64_t index, nlohmann::json* details,

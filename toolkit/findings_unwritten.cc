@@ -1,6 +1,5 @@
 // The detector of regions never written (explain_places): one finding per
 // leftover content, its region in the plan's terms and its usual cause.
-#include <functional>
 #include <map>
 #include <optional>
 
@@ -95,6 +94,16 @@ std::string CauseOfInferred(const json& details, const Layout* plan) {
   return "never computed or copied out there";
 }
 
+// A not_written finding's words: where, what it still holds, the cause.
+std::string NeverWritten(const std::string& where, const std::string& content,
+                         const std::string& cause) {
+  return "never written: " + where + ", still holding " + content +
+         (content == "the input" || content == "dy"
+              ? " (run in place; or the input copied through there). "
+              : " (the buffer's previous contents). ") +
+         cause;
+}
+
 std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>& unwritten) {
   std::vector<Finding> found;
   // One finding per content: a fault leaves one kind of leftover.
@@ -104,7 +113,7 @@ std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>
     json details;
     const std::vector<ElementRange> spans = SpansOf(list);
     const std::string region =
-        DescribeRegion(s.in.plan ? &*s.in.plan : nullptr, s.n, spans, &details);
+        DescribeRegion(s.places.plan, s.n, spans, &details, s.Features());
     details["content"] = content;
     for (const ElementRange& sp : spans) s.Explain(sp);
     // The whole output equal to the input: the compute skipped (or, in place,
@@ -120,8 +129,7 @@ std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>
                        details});
       continue;
     }
-    const Layout* layout = s.in.plan ? &*s.in.plan : nullptr;
-    std::string cause = details["region"] == "composed" ? CauseOfInferred(details, layout)
+    std::string cause = details["region"] == "composed" ? CauseOfInferred(details, s.places.plan)
                                                         : CauseOfUnwritten(details["region"]);
     // A tail that starts where the last core would end had every core c
     // started at c x S (S not its share): name S, the arithmetic trace of
@@ -166,21 +174,11 @@ std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>
                "wrote at all)",
            details});
     } else {
-      found.push_back({Kind("not_written"),
-                       "never written: " + region + ", still holding " + content +
-                           (content == "the input" || content == "dy"
-                                ? " (run in place; or the input copied through there). "
-                                : " (the buffer's previous contents). ") +
-                           cause,
-                       details});
+      found.push_back({Kind("not_written"), NeverWritten(region, content, cause), details});
     }
   }
   return found;
 }
-
-}  // namespace
-
-namespace {
 
 // What the spans leave: short runs of one leftover (a lane of every 8, the
 // last element of each tile) whose place only the indices together show.
@@ -188,7 +186,8 @@ namespace {
 // content found before, which then give way to it - fill a region found
 // from them.
 void FindScatteredUnwritten(Analysis& s, size_t first_span_finding) {
-  if (s.n > kMaxRegionElements) return;
+  const RegionFeatures* features = s.Features();
+  if (!features) return;
   const CheckInput& in = s.in;
   const std::vector<uint64_t> open = s.Open();
   // A repeated value: the most common output among the open elements.
@@ -201,41 +200,30 @@ void FindScatteredUnwritten(Analysis& s, size_t first_span_finding) {
       fill = bits;
     }
   }
-  struct Content {
-    std::string name;
-    std::function<bool(uint64_t)> looks;
-  };
-  std::vector<Content> contents = {
-      {"zeros", [&](uint64_t i) {
-         return in.eight_bit ? in.output.bits[i] == 0 : in.output.values[i] == 0;
-       }},
-      {"the input", [&](uint64_t i) { return in.output.bits[i] == in.input.bits[i]; }}};
-  if (in.backward) {
-    contents.push_back({"dy", [&](uint64_t i) { return in.output.bits[i] == in.dy.bits[i]; }});
-  }
-  if (most >= 4) {
-    contents.push_back(
-        {"one repeated value", [&, fill](uint64_t i) { return in.output.bits[i] == fill; }});
-  }
+  std::vector<Leftover> contents = {Leftover::kZero, Leftover::kInput};
+  if (in.backward) contents.push_back(Leftover::kDy);
+  if (most >= 4) contents.push_back(Leftover::kFill);
   std::vector<char> wrong(s.n, 0);
   for (uint64_t i : s.wrong) wrong[i] = 1;
-  for (const Content& c : contents) {
+  for (const Leftover content : contents) {
+    const std::string name = LeftoverName(content);
+    const auto looks = [&](uint64_t i) { return HoldsLeftover(s.values, content, fill, i); };
     std::vector<uint64_t> members;
     for (uint64_t i : s.Open()) {
-      if (c.looks(i)) members.push_back(i);
+      if (looks(i)) members.push_back(i);
     }
     // Spans that DescribeRegion could only list (their ends stretched over
     // a coincident leftover): their wrong elements may still fill a region.
     bool listed = false;
     for (size_t k = first_span_finding; k < s.findings.size(); ++k) {
       const json& d = s.findings[k].details;
-      listed = listed || (d.value("content", "") == c.name && d.value("region", "") == "extents");
+      listed = listed || (d.value("content", "") == name && d.value("region", "") == "extents");
     }
     if (members.empty() && !listed) continue;
     // The spans of this content found before.
     std::vector<uint64_t> spanned;
     for (const Unwritten& w : s.OpenPlaces().unwritten) {
-      if (w.content != c.name) continue;
+      if (w.content != name) continue;
       for (uint64_t i = w.span.begin; i < w.span.end; ++i) {
         if (wrong[i]) spanned.push_back(i);
       }
@@ -245,7 +233,7 @@ void FindScatteredUnwritten(Analysis& s, size_t first_span_finding) {
     std::vector<uint64_t> all = members;
     all.insert(all.end(), spanned.begin(), spanned.end());
     std::sort(all.begin(), all.end());
-    const std::optional<Region> region = InferRegion(s.Features(), all, c.looks);
+    const std::optional<Region> region = InferRegion(*features, all, looks);
     if (!region || region->constraints.empty()) continue;
     // One index range says no more than the spans' own description.
     if (members.empty() && region->constraints.size() == 1 &&
@@ -255,23 +243,19 @@ void FindScatteredUnwritten(Analysis& s, size_t first_span_finding) {
     if (!spanned.empty()) {  // one fault: its spans' findings give way
       std::erase_if(s.findings, [&, k = size_t{0}](const Finding& f) mutable {
         return k++ >= first_span_finding && f.kind == std::string("not_written") &&
-               f.details.value("content", "") == c.name;
+               f.details.value("content", "") == name;
       });
     }
     json details;
-    const std::string where = DescribeInferred(s.Features(), *region, &details);
-    details["content"] = c.name;
+    const std::string where = DescribeInferred(*features, *region, &details);
+    details["content"] = name;
     s.Explain(members);
     // Its zeros of the other sign are the same leftover.
     for (uint64_t i : s.zero_sign) {
-      if (s.Features().In(*region, i) && c.looks(i)) s.explained[i] = 1;
+      if (features->In(*region, i) && looks(i)) s.explained[i] = 1;
     }
     s.findings.push_back({Kind("not_written"),
-                          "never written: " + where + ", still holding " + c.name +
-                              (c.name == "the input" || c.name == "dy"
-                                   ? " (run in place; or the input copied through there). "
-                                   : " (the buffer's previous contents). ") +
-                              CauseOfInferred(details, s.in.plan ? &*s.in.plan : nullptr),
+                          NeverWritten(where, name, CauseOfInferred(details, s.places.plan)),
                           details});
   }
 }

@@ -296,13 +296,18 @@ bool Meaningful(const Region& r, uint64_t members, uint64_t n) {
   return c.form == RegionConstraint::Form::kRange && c.hi + 1 == n;
 }
 
+// What a region never written holds, that no value model may claim.
+constexpr Leftover kLeftovers[] = {Leftover::kZero, Leftover::kInput, Leftover::kDy};
+
 // Value faults confined to a region: a model that predicts every element of
 // a region - found from the elements it explains, never from a list of
 // shapes - bit for bit, and nothing a place explanation claims. One finding
 // per region, at most three.
 void FindConfinedValues(Analysis& s, const std::vector<char>& in_place) {
-  if (s.n > kMaxRegionElements) return;
-  int parts = 0;  // findings made here
+  const RegionFeatures* features = s.Features();
+  if (!features) return;
+  int parts = 0;      // findings made here
+  std::string cause;  // the last one's closing sentence, after its parts
   for (int round = 0; round < 4; ++round) {
     std::vector<uint64_t> open;
     for (uint64_t i : s.Open()) {
@@ -338,36 +343,28 @@ void FindConfinedValues(Analysis& s, const std::vector<char>& in_place) {
       }
       const auto allowed = [&](uint64_t i) { return ok[i] != 0; };
       std::vector<uint64_t> members = t.members;
-      std::optional<Region> region = InferRegion(s.Features(), members, allowed);
-      if (!region) region = InferPartRegion(s.Features(), t.members, allowed, &members);
+      std::optional<Region> region = InferRegion(*features, members, allowed);
+      if (!region) region = InferPartRegion(*features, t.members, allowed, &members);
       if (!region || !Meaningful(*region, members.size(), s.n)) continue;
+      const std::vector<uint64_t> inside = features->Elements(*region);
       // A region whose every element holds one leftover (zeros, the input,
       // dy) is a region never written, however a model also predicts it:
       // the place detectors name it.
-      bool zeros = true, input = true, dy = s.in.backward;
-      for (uint64_t i = 0; i < s.n && (zeros || input || dy); ++i) {
-        if (!s.Features().In(*region, i)) continue;
-        zeros = zeros && s.in.output.values[i] == 0;
-        input = input && s.in.output.bits[i] == s.in.input.bits[i];
-        dy = dy && s.in.output.bits[i] == s.in.dy.bits[i];
-      }
-      if (zeros || input || dy) continue;
+      const bool leftover = std::any_of(
+          std::begin(kLeftovers), std::end(kLeftovers), [&](Leftover c) {
+            return std::all_of(inside.begin(), inside.end(),
+                               [&](uint64_t i) { return HoldsLeftover(s.values, c, 0, i); });
+          });
+      if (leftover) continue;
       Finding f = ValueFinding(s, ExplainWith(s.values, t.model, members));
       json where;
-      const std::string text = DescribeInferred(s.Features(), *region, &where);
+      f.message = "in " + DescribeInferred(*features, *region, &where) + " only: " + f.message;
       f.details["where"] = where;
-      f.message = "in " + text + " only: " + f.message;
-      if (t.model.dy_shift == 0) {
-        f.message +=
-            ". Only there: the code path for that region (a tail or remainder loop, a separate "
-            "branch, some of the work-items) computes it this way";
-      }
       s.Explain(members);
       // And what it predicts inside its region that a place explanation
       // would otherwise take (runs of dy from the other slot look moved).
-      for (uint64_t i = 0; i < s.n; ++i) {
-        if (ok[i] && !SameValue(s.in.dtype, s.in.output.bits[i], s.in.golden.bits[i]) &&
-            s.Features().In(*region, i)) {
+      for (uint64_t i : inside) {
+        if (ok[i] && !SameValue(s.in.dtype, s.in.output.bits[i], s.in.golden.bits[i])) {
           s.explained[i] = 1;
         }
       }
@@ -376,12 +373,16 @@ void FindConfinedValues(Analysis& s, const std::vector<char>& in_place) {
       // here, from the previous one there): one finding, in parts.
       if (parts > 0 && s.findings.back().kind == f.kind) {
         Finding& last = s.findings.back();
-        const std::string part = "; and " + f.message.substr(0, f.message.find(". Only there"));
-        const size_t cut = last.message.find(". Only there");
-        last.message.insert(cut == std::string::npos ? last.message.size() : cut, part);
+        last.message.resize(last.message.size() - cause.size());
+        last.message += "; and " + f.message + cause;
         last.details["parts"].push_back(f.details);
         continue;
       }
+      cause = t.model.dy_shift != 0
+                  ? ""
+                  : ". Only there: the code path for that region (a tail or remainder loop, a "
+                    "separate branch, some of the work-items) computes it this way";
+      f.message += cause;
       f.details["parts"] = json::array({f.details});
       s.findings.push_back(std::move(f));
       ++parts;
@@ -410,26 +411,23 @@ void FindValues(Analysis& s) {
   };
   for (const Moved& m : regions.moved) mark(m.span);
   for (const PermutedTile& t : regions.permuted) mark(t.span);
-  if (!v) {
-    FindConfinedValues(s, moved);
-    return;
-  }
-  const auto inside = std::count_if(v->explained.begin(), v->explained.end(),
-                                    [&](uint64_t i) { return in_region[i]; });
-  if (static_cast<uint64_t>(inside) * 2 >= v->explained.size()) {
-    FindConfinedValues(s, moved);
-    return;
-  }
-  const bool rounding = v->model.rounding != ValueModel::Rounding::kNearestEven;
-  const bool counts = !rounding || !s.in.allow_rounding;
-  if (rounding && counts && v->rounded >= 4) s.fails_anyway = true;  // never hidden by --max-ulp
-  if (!(rounding && v->rounded < 4)) {
-    s.findings.push_back(ValueFinding(s, *v));
-    s.Explain(v->explained);
-    for (uint64_t i : s.zero_sign) {  // the same model's zeros of the other sign
-      if (Predict(s.values, v->model, i) == s.in.output.bits[i]) s.explained[i] = 1;
+  const auto inside = [&] {
+    return std::count_if(v->explained.begin(), v->explained.end(),
+                         [&](uint64_t i) { return in_region[i]; });
+  };
+  if (v && static_cast<uint64_t>(inside()) * 2 < v->explained.size()) {
+    const bool rounding = v->model.rounding != ValueModel::Rounding::kNearestEven;
+    const bool counts = !rounding || !s.in.allow_rounding;
+    if (rounding && counts && v->rounded >= 4) s.fails_anyway = true;  // never hidden by --max-ulp
+    if (!(rounding && v->rounded < 4)) {
+      s.findings.push_back(ValueFinding(s, *v));
+      s.Explain(v->explained);
+      for (uint64_t i : s.zero_sign) {  // the same model's zeros of the other sign
+        if (Predict(s.values, v->model, i) == s.in.output.bits[i]) s.explained[i] = 1;
+      }
     }
   }
+  // What the whole-output model leaves: faults confined to a region.
   FindConfinedValues(s, moved);
 }
 
