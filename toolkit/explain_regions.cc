@@ -30,6 +30,14 @@ bool InAlignedTail(uint64_t from_end, uint64_t from_start, uint64_t multiple) {
   return from_end < (from_start + from_end + 1) % multiple;
 }
 
+// Whether an element `from_start` after its tile's start and `from_end`
+// before its end lies past the tile's first (length / fraction) elements,
+// rounded down to a multiple of `unit`.
+bool InFractionTail(uint64_t from_start, uint64_t from_end, uint64_t fraction, uint64_t unit) {
+  const uint64_t length = from_start + from_end + 1;
+  return from_start >= length / fraction / unit * unit;
+}
+
 }  // namespace
 
 bool RegionConstraint::Holds(uint64_t v) const {
@@ -42,7 +50,9 @@ bool RegionConstraint::Holds(uint64_t v) const {
     case Form::kSet:
       return std::binary_search(values.begin(), values.end(), v);
     case Form::kAlignedTail:
-      return false;  // needs the length: RegionFeatures::In
+    case Form::kAlignedHead:
+    case Form::kFractionTail:
+      return false;  // needs the length or the start: RegionFeatures::In
   }
   return false;
 }
@@ -112,6 +122,16 @@ bool RegionFeatures::In(const Region& r, uint64_t i) const {
       if (v == kOut || before == kOut || !InAlignedTail(v, before, c.period)) return false;
       continue;
     }
+    if (c.form == RegionConstraint::Form::kFractionTail) {
+      const uint64_t to_end = Get(RegionFeature::kInTileFromEnd, i);
+      if (v == kOut || to_end == kOut || !InFractionTail(v, to_end, c.period, c.phase)) return false;
+      continue;
+    }
+    if (c.form == RegionConstraint::Form::kAlignedHead) {
+      // Before the core's first index that is a multiple of `period`.
+      if (v == kOut || v >= (c.period - (i - v) % c.period) % c.period) return false;
+      continue;
+    }
     if (!c.Holds(v)) return false;
   }
   return true;
@@ -166,6 +186,34 @@ std::vector<RegionConstraint> Candidates(const RegionFeatures& f, RegionFeature 
       }
       if (holds) {
         found.push_back({feature, Form::kAlignedTail, 0, 0, m, 0, {}});
+        break;
+      }
+    }
+  }
+  if (feature == RegionFeature::kInTile) {
+    // The largest written part (the smallest fraction, then unit) that
+    // leaves every member out; a half with unit 1 is kTileHalf's.
+    bool done = false;
+    for (uint64_t q : {2, 4, 8}) {
+      for (uint64_t u : {1, 2, 4}) {
+        if (done || (q == 2 && u == 1)) continue;
+        done = std::all_of(members.begin(), members.end(), [&](uint64_t i) {
+          return InFractionTail(f.Get(feature, i), f.Get(RegionFeature::kInTileFromEnd, i), q, u);
+        });
+        if (done) found.push_back({feature, Form::kFractionTail, 0, 0, q, u, {}});
+      }
+    }
+  }
+  if (feature == RegionFeature::kInCore) {
+    // The smallest alignment whose peel holds every member (peels grow
+    // with the alignment).
+    for (uint64_t m = 2; m <= 4096; m *= 2) {
+      const bool holds = std::all_of(members.begin(), members.end(), [&](uint64_t i) {
+        const uint64_t v = f.Get(feature, i);
+        return v < (m - (i - v) % m) % m;
+      });
+      if (holds) {
+        found.push_back({feature, Form::kAlignedHead, 0, 0, m, 0, {}});
         break;
       }
     }
@@ -282,7 +330,9 @@ std::string Phrase(const RegionFeatures& f, const RegionConstraint& c, json* fac
   (*facts)["form"] = c.form == Form::kRange      ? "range"
                      : c.form == Form::kResidue  ? "residue"
                      : c.form == Form::kSet      ? "set"
-                                                 : "aligned_tail";
+                     : c.form == Form::kAlignedTail ? "aligned_tail"
+                     : c.form == Form::kAlignedHead ? "aligned_head"
+                                                 : "fraction_tail";
   if (c.form == Form::kRange) {
     (*facts)["first"] = c.lo;
     (*facts)["last"] = c.hi;
@@ -291,6 +341,9 @@ std::string Phrase(const RegionFeatures& f, const RegionConstraint& c, json* fac
     (*facts)["phase"] = c.phase;
   } else if (c.form == Form::kSet) {
     (*facts)["values"] = c.values;
+  } else if (c.form == Form::kFractionTail) {
+    (*facts)["fraction"] = c.period;
+    (*facts)["unit"] = c.phase;
   } else {
     (*facts)["multiple"] = c.period;
   }
@@ -357,6 +410,12 @@ std::string Phrase(const RegionFeatures& f, const RegionConstraint& c, json* fac
     case RegionFeature::kTileHalf:
       return c.lo == 1 ? "the second half of each tile" : "the first half of each tile";
     case RegionFeature::kInTile:
+      if (c.form == Form::kFractionTail) {
+        return "all but the first 1/" + std::to_string(c.period) + " of each tile (the tile's length / " +
+               std::to_string(c.period) +
+               (c.phase > 1 ? ", rounded down to a multiple of " + std::to_string(c.phase) : "") +
+               ")";
+      }
       if (c.form == Form::kRange) {
         if (c.lo == 0) return "the first " + Plural(width, "element", "elements") + " of each tile";
         return "offsets " + RangeText(c.lo, c.hi) + " of each tile";
@@ -374,6 +433,12 @@ std::string Phrase(const RegionFeatures& f, const RegionConstraint& c, json* fac
       if (c.form == Form::kResidue) return residue("element", " counting back from each tile's end");
       return "the elements " + RangeText(c.lo, c.hi) + " before each tile's last";
     case RegionFeature::kInCore:
+      if (c.form == Form::kAlignedHead) {
+        return "each core's first elements up to its first index that is a multiple of " +
+               std::to_string(c.period) +
+               (plan ? " (" + std::to_string(c.period * plan->element_bytes) + " bytes)" : "") +
+               ": an alignment peel";
+      }
       if (c.form == Form::kRange) {
         if (c.lo == 0) return "the first " + Plural(width, "element", "elements") + " of each core";
         return "offsets " + RangeText(c.lo, c.hi) + " of each core";

@@ -40,8 +40,14 @@ struct RegionConstraint {
   RegionFeature feature = RegionFeature::kIndex;
   // kAlignedTail (on an offset from the core's or tile's end): the last
   // (length % period) elements, what a length rounded down to a multiple of
-  // `period` leaves out.
-  enum class Form { kRange, kResidue, kSet, kAlignedTail } form = Form::kRange;
+  // `period` leaves out. kAlignedHead (on the offset in the core): its
+  // elements before the first index that is a multiple of `period`, what an
+  // alignment peel takes. kFractionTail (on the offset in the tile): all but
+  // the first (length / period, rounded down to a multiple of `phase`),
+  // what a copy or loop length in the wrong unit leaves.
+  enum class Form {
+    kRange, kResidue, kSet, kAlignedTail, kAlignedHead, kFractionTail
+  } form = Form::kRange;
   uint64_t lo = 0, hi = 0;        // kRange: lo <= v <= hi
   uint64_t period = 0, phase = 0; // kResidue: v % period == phase (within [lo, hi])
   std::vector<uint64_t> values;   // kSet

@@ -240,10 +240,19 @@ std::vector<ValueModel> ValueCandidates(const ValueInput& in,
     m.saturate = true;
     models.push_back(m);
   }
-  // Half data read and written in the other half format.
+  // Half data read and/or written in the other half format.
   if (half) {
+    for (const auto& [read, write] : {std::pair{true, true}, {false, true}, {true, false}}) {
+      M m = op;
+      m.foreign_read = read;
+      m.foreign_write = write;
+      models.push_back(m);
+    }
+  }
+  // Every value read twice or half as large (an exponent bias off by one).
+  for (int k : {1, -1}) {
     M m = op;
-    m.foreign_encoding = true;
+    m.read_scale = k;
     models.push_back(m);
   }
   return models;
@@ -260,7 +269,8 @@ int ValueModel::Cost() const {
   return (slope != Slope::kExact) + through_set + (gate != Gate::kGreater) +
          (rounding != Rounding::kNearestEven) + flush_results + flush_inputs +
          (positive_operand != Operand::kUsual) + (negative_operand != Operand::kUsual) +
-         (gate_operand != Operand::kUsual) + (dy_shift != 0) + saturate + foreign_encoding;
+         (gate_operand != Operand::kUsual) + (dy_shift != 0) + saturate + (foreign_read || foreign_write) +
+         (foreign_read != foreign_write) + (read_scale != 0);
 }
 
 uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
@@ -271,9 +281,11 @@ uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
   };
   // The arrays as the kernel read them: in the other half format if it
   // used the wrong one (its bits are what it then writes back).
-  const leaky_dtype read_as = !m.foreign_encoding ? in.dtype
-                              : in.dtype == LEAKY_F16 ? LEAKY_BF16
-                                                      : LEAKY_F16;
+  const leaky_dtype other = in.dtype == LEAKY_F16 ? LEAKY_BF16 : LEAKY_F16;
+  const leaky_dtype read_as = m.foreign_read ? other : in.dtype;
+  const leaky_dtype write_as = m.foreign_write ? other : in.dtype;
+  // Whether values are decoded and encoded again, not copied as bits.
+  const bool converted = m.foreign_read || m.foreign_write || m.read_scale != 0;
   const Array* usual = in.backward ? in.dy : in.input;
   auto operand = [&](Operand o) -> const Array* {
     return o == Operand::kUsual ? usual : o == Operand::kInput ? in.input : in.dy;
@@ -286,7 +298,11 @@ uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
   }
   auto at = [&](const Array* a) { return a == in.dy ? static_cast<uint64_t>(dy_at) : i; };
   auto value = [&](const Array* a) {
-    return daz(m.foreign_encoding ? ToDouble(read_as, a->bits[at(a)]) : a->values[at(a)]);
+    const double v = m.foreign_read ? ToDouble(read_as, a->bits[at(a)]) : a->values[at(a)];
+    // The exponent field's bias: normal values only (a hand-written
+    // widening takes zeros, subnormals and specials apart).
+    const bool normal = std::isfinite(v) && std::fabs(v) >= DtypeSmallestNormal(in.dtype);
+    return daz(m.read_scale != 0 && normal ? std::ldexp(v, m.read_scale) : v);
   };
   const double gate = value(m.gate_operand == Operand::kDy ? in.dy : in.input);
   const Array* passed = operand(m.positive_operand);
@@ -308,14 +324,18 @@ uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
       pass = !(gate <= 0);
       break;
   }
+  // Encoded as write_as, the bits stored as they are (half data only).
+  const auto store = [&](double v) {
+    return m.foreign_write ? FromDouble(write_as, v) : FromDouble(in.dtype, v);
+  };
   uint64_t bits =
-      pass            ? (m.flush_inputs ? FromDouble(in.dtype, value(passed)) : passed->bits[at(passed)])
+      pass ? (m.flush_inputs || converted ? store(value(passed)) : passed->bits[at(passed)])
       : m.zero_branch ? uint64_t{0}
       : m.through_set
           // Rounded to the narrower type, then stored exactly in the wider.
           ? FromDouble(in.dtype,
                        ToDouble(m.through, Product(m.through, base, m.slope_value, m.rounding)))
-          : Product(read_as, base, m.slope_value, m.rounding);
+          : Product(write_as, base, m.slope_value, m.rounding);
   // Flush-to-zero acts on the product; a select passes x through untouched.
   if (m.flush_results && !pass) {
     const double v = ToDouble(in.dtype, bits);

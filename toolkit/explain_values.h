@@ -65,7 +65,12 @@ struct ValueModel {
   Operand gate_operand = Operand::kUsual;      // backward: whose sign selects
   int64_t dy_shift = 0;          // backward: dy read from index i + dy_shift
   bool saturate = false;         // +-inf stored as the largest finite value
-  bool foreign_encoding = false; // f16 data read and written as bf16, or bf16 as f16
+  // Half data converted with the other half format's routine: on the read
+  // (decoded as the other), on the write (encoded as the other), or both.
+  bool foreign_read = false, foreign_write = false;
+  // Every value read as value x 2^read_scale (a hand-written widening with
+  // its exponent bias off), the result stored as computed.
+  int read_scale = 0;
 
   int Cost() const;  // how many things differ from the op: the simpler model wins a tie
 };

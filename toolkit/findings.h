@@ -71,6 +71,11 @@ struct Analysis {
 
 std::vector<ElementRange> SpansOf(const std::vector<Unwritten>& unwritten);
 
+// The usual cause of a region found from its indices (DescribeInferred's
+// facts in `details`), read from its constraints' numbers; "never computed
+// or copied out there" when none applies.
+std::string CauseOfInferred(const nlohmann::json& details, const Layout* plan);
+
 // One-byte data (findings_eight_bit.cc): the exact comparison Diagnose
 // makes instead of the float one, and an element said in bytes and real
 // values ("index 7: input 0x85 (-1.5) gives 0x26 (-0.125), the output has

@@ -1,5 +1,6 @@
 // The detector of regions never written (explain_places): one finding per
 // leftover content, its region in the plan's terms and its usual cause.
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -13,32 +14,6 @@ std::vector<ElementRange> SpansOf(const std::vector<Unwritten>& u) {
   std::vector<ElementRange> spans;
   for (const Unwritten& w : u) spans.push_back(w.span);
   return spans;
-}
-
-namespace {
-
-using Kind = ReportedKind<FindingDetector::kUnwritten>;
-
-std::string CauseOfUnwritten(const std::string& region) {
-  if (region == "remainder") {
-    return "the remainder was dropped: the last core's length misses total % cores";
-  }
-  if (region == "last_tiles") {
-    return "each core's loop stops early: a loop bound of tiles - 1, or the tail tile's short "
-           "length dropped";
-  }
-  if (region == "first_tiles") {
-    return "each core's first tile(s) were skipped: a loop starting at 1, or a prefetch whose "
-           "result was never stored";
-  }
-  if (region == "cores") {
-    return "those cores never ran their loop or wrote elsewhere: their block index, offset or "
-           "length came from the wrong variable";
-  }
-  if (region == "tail") {
-    return "a tail was not processed: the loop bound or the tail length was dropped";
-  }
-  return "read before the copy-in finished (a missing wait), or never computed or copied out";
 }
 
 // The usual cause of a region found from its indices, from its
@@ -75,6 +50,23 @@ std::string CauseOfInferred(const json& details, const Layout* plan) {
       return "only one tile in " + std::to_string(p) + " is processed: the tile loop steps by " +
              std::to_string(p) + " (the buffer count or the core count used as the stride)";
     }
+    if (form == "fraction_tail") {
+      const uint64_t q = c["fraction"], u = c["unit"];
+      const std::string words =
+          u > 1 ? " (moved as " + std::to_string(u) + "-element words)" : "";
+      if (plan && q == plan->element_bytes) {
+        return "only length / " + std::to_string(q) + " elements of each tile were moved" + words +
+               ": " + std::to_string(q) + " is the element size, so the count of elements was "
+               "taken as bytes (or divided by the element size once too often)";
+      }
+      return "only length / " + std::to_string(q) + " elements of each tile were moved" + words +
+             ": a copy or loop length in the wrong unit";
+    }
+    if (form == "aligned_head") {
+      const uint64_t m = c["multiple"];
+      return "each core's alignment peel (its elements before the first multiple of " +
+             std::to_string(m) + ") was never processed: the peel loop is missing or empty";
+    }
     if (form == "aligned_tail") {
       const uint64_t m = c["multiple"];
       return "each length was rounded down to a multiple of " + std::to_string(m) +
@@ -94,6 +86,32 @@ std::string CauseOfInferred(const json& details, const Layout* plan) {
   return "never computed or copied out there";
 }
 
+namespace {
+
+using Kind = ReportedKind<FindingDetector::kUnwritten>;
+
+std::string CauseOfUnwritten(const std::string& region) {
+  if (region == "remainder") {
+    return "the remainder was dropped: the last core's length misses total % cores";
+  }
+  if (region == "last_tiles") {
+    return "each core's loop stops early: a loop bound of tiles - 1, or the tail tile's short "
+           "length dropped";
+  }
+  if (region == "first_tiles") {
+    return "each core's first tile(s) were skipped: a loop starting at 1, or a prefetch whose "
+           "result was never stored";
+  }
+  if (region == "cores") {
+    return "those cores never ran their loop or wrote elsewhere: their block index, offset or "
+           "length came from the wrong variable";
+  }
+  if (region == "tail") {
+    return "a tail was not processed: the loop bound or the tail length was dropped";
+  }
+  return "read before the copy-in finished (a missing wait), or never computed or copied out";
+}
+
 // A not_written finding's words: where, what it still holds, the cause.
 std::string NeverWritten(const std::string& where, const std::string& content,
                          const std::string& cause) {
@@ -102,6 +120,36 @@ std::string NeverWritten(const std::string& where, const std::string& content,
               ? " (run in place; or the input copied through there). "
               : " (the buffer's previous contents). ") +
          cause;
+}
+
+// A region holding the op's own pass-through operand (forward: the input;
+// backward: dy) is wrong at negative inputs only, where it is what slope 1
+// gives: the multiply skipped there, or never written over a copy of the
+// input. The bits cannot tell; both are named. A part of the plan (the
+// remainder, a core, a tile) left whole is most often a loop that never
+// ran there: never written first; element positions inside each tile (one
+// lane, a vector's component) a path that skips the multiply: that first.
+bool PassThrough(const Analysis& s, const std::string& content) {
+  return content == (s.in.backward ? "dy" : "the input");
+}
+
+Finding PassThroughFinding(const Analysis& s, const std::string& where, const std::string& cause,
+                           json details) {
+  const bool whole_parts = details.value("region", "") != "composed";
+  const std::string v = s.in.backward ? "dy" : "x";
+  const std::string multiply = "the multiply by the slope is missing there (slope 1: one "
+                               "component of an unrolled vector, a lane or path that stores " +
+                               v + ")";
+  const std::string unwritten = "never written over an output that held " +
+                                std::string(s.in.backward ? "dy" : "the input") +
+                                " (run in place, or copied through first): " + cause;
+  details["candidates"] = whole_parts ? json{"not_written", "slope_mismatch"}
+                                      : json{"slope_mismatch", "not_written"};
+  return {Kind("ambiguous"),
+          "in " + where + ", the negative inputs came out as " + v + " unscaled (the positives "
+              "are " + v + " anyway), and two causes give these very bits: " +
+              (whole_parts ? unwritten + " - or " + multiply : multiply + " - or " + unwritten),
+          details};
 }
 
 std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>& unwritten) {
@@ -173,11 +221,26 @@ std::vector<Finding> UnwrittenFindings(Analysis& s, const std::vector<Unwritten>
                "skipped and the input copied through (or, run in place, the kernel never "
                "wrote at all)",
            details});
+    } else if (PassThrough(s, content)) {
+      found.push_back(PassThroughFinding(s, region, cause, details));
     } else {
       found.push_back({Kind("not_written"), NeverWritten(region, content, cause), details});
     }
   }
   return found;
+}
+
+// Whether element i holds only its first k bytes of the result (k < the
+// element's size, little-endian) and zeros after: a copy that ended
+// mid-element, its length counted in bytes.
+bool PartlyWritten(const Analysis& s, uint64_t i) {
+  const uint64_t o = s.in.output.bits[i], g = s.in.golden.bits[i];
+  const size_t bytes = DtypeBytes(s.in.dtype);
+  for (size_t k = 1; k < bytes; ++k) {
+    const uint64_t low = (uint64_t{1} << (8 * k)) - 1;
+    if ((o & ~low) == 0 && (o & low) == (g & low) && o != g && (g & low) != 0) return true;
+  }
+  return false;
 }
 
 // What the spans leave: short runs of one leftover (a lane of every 8, the
@@ -207,7 +270,11 @@ void FindScatteredUnwritten(Analysis& s, size_t first_span_finding) {
   for (uint64_t i : s.wrong) wrong[i] = 1;
   for (const Leftover content : contents) {
     const std::string name = LeftoverName(content);
-    const auto looks = [&](uint64_t i) { return HoldsLeftover(s.values, content, fill, i); };
+    // Zeros: an element cut mid-way by a byte count belongs to the region too.
+    const auto looks = [&](uint64_t i) {
+      return HoldsLeftover(s.values, content, fill, i) ||
+             (content == Leftover::kZero && PartlyWritten(s, i));
+    };
     std::vector<uint64_t> members;
     for (uint64_t i : s.Open()) {
       if (looks(i)) members.push_back(i);
@@ -254,9 +321,18 @@ void FindScatteredUnwritten(Analysis& s, size_t first_span_finding) {
     for (uint64_t i : s.zero_sign) {
       if (features->In(*region, i) && looks(i)) s.explained[i] = 1;
     }
-    s.findings.push_back({Kind("not_written"),
-                          NeverWritten(where, name, CauseOfInferred(details, s.places.plan)),
-                          details});
+    std::string cause = CauseOfInferred(details, s.places.plan);
+    const auto partly = std::count_if(members.begin(), members.end(),
+                                      [&](uint64_t i) { return PartlyWritten(s, i); });
+    if (content == Leftover::kZero && partly > 0) {
+      details["partly_written"] = partly;
+      cause += "; " + std::to_string(partly) +
+               " element(s) at the region's start hold only their first bytes: the copy ended "
+               "mid-element, its length counted in bytes";
+    }
+    s.findings.push_back(PassThrough(s, name)
+                             ? PassThroughFinding(s, where, cause, details)
+                             : Finding{Kind("not_written"), NeverWritten(where, name, cause), details});
   }
 }
 

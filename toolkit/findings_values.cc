@@ -97,15 +97,35 @@ Finding ValueFinding(const Analysis& s, const ValueExplanation& v) {
                 "(FTZ, a fast-math flag). Build without it, or state it as the contract",
             details};
   }
-  if (m.foreign_encoding) {
-    const char* other = in.dtype == LEAKY_F16 ? "bf16" : "f16";
-    details["read_as"] = other;
+  if (m.foreign_read || m.foreign_write) {
+    const std::string own = DtypeName(in.dtype), other = in.dtype == LEAKY_F16 ? "bf16" : "f16";
+    details["read_as"] = m.foreign_read ? other : own;
+    details["written_as"] = m.foreign_write ? other : own;
+    const std::string how =
+        m.foreign_read && m.foreign_write
+            ? " data decoded as " + other + " and the result encoded as " + other +
+                  " (positives pass untouched, so only the negative side shows it)"
+        : m.foreign_read ? " data decoded as " + other + " (the result encoded as " + own + ")"
+                         : " data decoded right and every result encoded as " + other;
     return {Kind("wrong_encoding"),
-            count + " results are what the op gives on " + DtypeName(in.dtype) +
-                " data decoded as " + other + " and the result encoded as " + other +
-                " (positives pass untouched, so only the negative side shows it): the kernel "
-                "converts with the other half format's routine (vload/vstore or a bit shift of "
-                "the wrong kind). Convert as " + DtypeName(in.dtype),
+            count + " results are what the op gives on " + own + how +
+                ": the kernel converts with the other half format's routine (vload/vstore or a "
+                "bit shift of the wrong kind)" +
+                (m.foreign_read != m.foreign_write
+                     ? std::string(m.foreign_read ? " on the load" : " on the store")
+                     : "") +
+                ". Convert as " + own,
+            details};
+  }
+  if (m.read_scale != 0) {
+    details["read_scale"] = m.read_scale;
+    const std::string factor = m.read_scale > 0 ? "twice" : "half";
+    return {Kind("wrong_encoding"),
+            count + " results are what the op gives on every normal input read as " + factor +
+                " its value (x 2^" + std::to_string(m.read_scale) +
+                "): a hand-written widening whose exponent bias is off by one (" +
+                (in.dtype == LEAKY_F16 ? "f16 -> f32 rebiases by 127 - 15 = 112" : "the bias") +
+                "), or a scale applied on the load",
             details};
   }
   if (m.dy_shift != 0) {
@@ -287,13 +307,30 @@ Finding ValueFinding(const Analysis& s, const ValueExplanation& v) {
 
 // A region found from the indices is a place only when enough elements say
 // so: a few elements fit some region by coincidence, except at the
-// output's end (a remainder of 4).
-bool Meaningful(const Region& r, uint64_t members, uint64_t n) {
+// output's end (a remainder of 4, however the region is spelt: the last
+// indices, or the even split's remainder as offsets in the last core).
+bool Meaningful(const RegionFeatures& features, const Region& r, uint64_t members, uint64_t n) {
   if (members >= 8) return true;
-  // A few elements: only as the output's own end (a short remainder).
-  if (r.constraints.size() != 1 || r.constraints[0].feature != RegionFeature::kIndex) return false;
-  const RegionConstraint& c = r.constraints[0];
-  return c.form == RegionConstraint::Form::kRange && c.hi + 1 == n;
+  const std::vector<uint64_t> inside = features.Elements(r);
+  return !inside.empty() && inside.back() + 1 == n && inside.size() == n - inside.front();
+}
+
+// A confined region in words: a suffix of the output as the plan's end
+// (the even split's remainder, when the model holds from its start), any
+// other as the inferred region's constraints.
+std::string WhereConfined(Analysis& s, const Region& region, const std::vector<uint64_t>& inside,
+                          const std::vector<char>& ok, json* where) {
+  const bool suffix = !inside.empty() && inside.back() + 1 == s.n &&
+                      inside.size() == s.n - inside.front();
+  if (!suffix || !s.in.plan) return DescribeInferred(*s.Features(), region, where);
+  uint64_t first = inside.front();
+  const uint64_t remainder = RemainderStart(*s.in.plan);
+  if (remainder < first && std::all_of(ok.begin() + static_cast<int64_t>(remainder),
+                                       ok.begin() + static_cast<int64_t>(first),
+                                       [](char v) { return v != 0; })) {
+    first = remainder;
+  }
+  return DescribeRegion(&*s.in.plan, s.n, {{first, s.n}}, where);
 }
 
 // What a region never written holds, that no value model may claim.
@@ -345,7 +382,7 @@ void FindConfinedValues(Analysis& s, const std::vector<char>& in_place) {
       std::vector<uint64_t> members = t.members;
       std::optional<Region> region = InferRegion(*features, members, allowed);
       if (!region) region = InferPartRegion(*features, t.members, allowed, &members);
-      if (!region || !Meaningful(*region, members.size(), s.n)) continue;
+      if (!region || !Meaningful(*features, *region, members.size(), s.n)) continue;
       const std::vector<uint64_t> inside = features->Elements(*region);
       // A region whose every element holds one leftover (zeros, the input,
       // dy) is a region never written, however a model also predicts it:
@@ -358,7 +395,7 @@ void FindConfinedValues(Analysis& s, const std::vector<char>& in_place) {
       if (leftover) continue;
       Finding f = ValueFinding(s, ExplainWith(s.values, t.model, members));
       json where;
-      f.message = "in " + DescribeInferred(*features, *region, &where) + " only: " + f.message;
+      f.message = "in " + WhereConfined(s, *region, inside, ok, &where) + " only: " + f.message;
       f.details["where"] = where;
       s.Explain(members);
       // And what it predicts inside its region that a place explanation

@@ -16,6 +16,7 @@
 
 #include "leaky/opencl.h"
 #include "numpy_common.h"
+#include "golden_io.h"
 #include "plan_options.h"
 
 namespace py = pybind11;
@@ -100,9 +101,26 @@ py::array DeviceLeakyReluBackward(const py::array& dy_in, const py::array& x_in,
   return dx;
 }
 
+// The target facts of the device's own plan request that check_op's plan
+// must share (the granule alignment and the local memory a tile is sized
+// from): {"align_bytes", "buffer_bytes"} for `dtype` (f32, f64, f16, bf16).
+py::dict DevicePlanFacts(const std::string& dtype, int device, int fault,
+                         const std::string& source, const std::string& build_options) {
+  leaky_cl_device* d = DeviceFor({device, fault, source, build_options});
+  leaky_plan_request request;
+  leaky::numpy::Check(leaky_cl_plan_request(d, leaky::tools::ParseDtype(dtype), 1, 2, &request));
+  py::dict facts;
+  facts["align_bytes"] = request.align_bytes;
+  facts["buffer_bytes"] = request.buffer_bytes;
+  return facts;
+}
+
 }  // namespace
 
 void AddDevice(py::module_& m) {
+  m.def("device_plan_facts", &DevicePlanFacts, py::arg("dtype"), py::arg("device") = -1,
+        py::arg("fault") = 0, py::arg("source") = "", py::arg("build_options") = "",
+        "The device plan request's alignment and local memory for dtype");
   m.def("device_leaky_relu", &DeviceLeakyRelu, py::arg("x"), py::arg("negative_slope"),
         py::arg("cores") = 8, py::arg("split") = "even", py::arg("tile_elems") = 4096,
         py::arg("buffers") = 2, py::arg("device") = -1, py::arg("fault") = 0,

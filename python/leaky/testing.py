@@ -176,7 +176,10 @@ def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
              buffer_bytes=None, align=None, seed=1, max_ulp=0, strict_zero_sign=False,
              allow_rounding=False):
     """Makes golden data through the library, calls `fn`, and returns the
-    Diagnosis. split=None checks without mapping to cores and tiles."""
+    Diagnosis. split=None checks without mapping to cores and tiles. For a
+    device kernel (opencl_leaky_relu), align and buffer_bytes default to
+    the device's own (its plan request's), so the check's plan is the
+    launch's."""
     if not callable(fn):
         raise TypeError("fn must be callable, not %r" % (fn,))
     # Every argument is checked before fn is called.
@@ -186,6 +189,13 @@ def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
         raise ValueError("strict_zero_sign must be True or False, not %r" % (strict_zero_sign,))
     if not isinstance(allow_rounding, (bool, _np.bool_)):
         raise ValueError("allow_rounding must be True or False, not %r" % (allow_rounding,))
+    # A device kernel (opencl_leaky_relu) plans on its device's alignment
+    # and local memory: the check maps the output on the same plan.
+    facts = getattr(fn, "plan_facts", None)
+    if split is not None and callable(facts):
+        facts = facts(dtype)
+        align = facts["align_bytes"] if align is None else align
+        buffer_bytes = facts["buffer_bytes"] if buffer_bytes is None else buffer_bytes
     plan = _plan_json(split, cores, tile_elems, buffers, preset, buffer_bytes, align)
     if plan:
         _native.toolkit_check_plan(dtype, elems, op, plan)
@@ -254,17 +264,20 @@ def opencl_leaky_relu(cores=8, split="even", tile_elems=4096, buffers=2, device=
     if not hasattr(_native, "device_leaky_relu"):
         raise RuntimeError("this build of leaky has no OpenCL backend")
     code = _FAULTS.index(fault)
-    kernel = dict(cores=cores, split=split, tile_elems=tile_elems, buffers=buffers, device=device,
-                  fault=code, source=source or "", build_options=build_options or "")
+    opened = dict(device=device, fault=code, source=source or "", build_options=build_options or "")
+    kernel = dict(cores=cores, split=split, tile_elems=tile_elems, buffers=buffers, **opened)
 
     if op == "backward":
         def device_leaky_relu_backward(dy, x, slope):
             return _native.device_leaky_relu_backward(dy, x, slope, **kernel)
-        return device_leaky_relu_backward
-
-    def device_leaky_relu(x, slope):
-        return _native.device_leaky_relu(x, slope, **kernel)
-    return device_leaky_relu
+        fn = device_leaky_relu_backward
+    else:
+        def device_leaky_relu(x, slope):
+            return _native.device_leaky_relu(x, slope, **kernel)
+        fn = device_leaky_relu
+    # check_op plans with the device's alignment and local memory.
+    fn.plan_facts = lambda dtype: _native.device_plan_facts(dtype, **opened)
+    return fn
 
 
 class _UsageError(Exception):

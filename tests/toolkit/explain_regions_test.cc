@@ -121,6 +121,34 @@ TEST(ExplainRegions, EachCoresLengthAlignedDown) {
   EXPECT_EQ(f.details["constraints"][0]["form"], "aligned_tail") << f.text;
 }
 
+// A peel loop to the next 32-byte boundary of each core (f32: 8
+// elements), whose length differs from core to core.
+TEST(ExplainRegions, EachCoresAlignmentPeel) {
+  const Layout plan = Plan("even", 9, 256);  // cores start at c x 1108: peels of 0 and 4
+  std::vector<uint64_t> members;
+  for (uint32_t c = 0; c < plan.cores(); ++c) {
+    const uint64_t start = plan.core_start[c];
+    for (uint64_t i = start; i < (start + 7) / 8 * 8; ++i) members.push_back(i);
+  }
+  const Found f = Infer(plan, members);
+  ASSERT_TRUE(f.region);
+  EXPECT_EQ(f.details["constraints"][0]["form"], "aligned_head") << f.text;
+  EXPECT_EQ(f.details["constraints"][0]["multiple"], 8) << f.text;
+  EXPECT_NE(f.text.find("(32 bytes)"), std::string::npos) << f.text;
+}
+
+// A copy of count / 4 elements per tile (an element count taken as bytes),
+// short tails included: all but the first quarter of each tile.
+TEST(ExplainRegions, AllButTheFirstQuarterOfEachTile) {
+  const Layout plan = Plan("even", 8, 256);
+  const Found f = Infer(plan, Walk(plan, [](uint64_t o, uint64_t length, uint64_t, uint64_t,
+                                            uint32_t) { return o >= length / 4; }));
+  ASSERT_TRUE(f.region);
+  EXPECT_EQ(f.details["constraints"][0]["form"], "fraction_tail") << f.text;
+  EXPECT_EQ(f.details["constraints"][0]["fraction"], 4) << f.text;
+  EXPECT_EQ(f.details["constraints"][0]["unit"], 1) << f.text;
+}
+
 TEST(ExplainRegions, TheTailTileOfSomeCores) {
   const Layout plan = Plan("even", 8, 256);
   const Found f = Infer(plan, Walk(plan, [](uint64_t, uint64_t, uint64_t t, uint64_t tiles,
