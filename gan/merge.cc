@@ -77,7 +77,9 @@ std::optional<Provenance> MergedProvenance(const std::vector<const Study*>& part
   return merged;
 }
 
-[[noreturn]] void Refuse(const std::string& why) { throw std::runtime_error("gan merge: " + why); }
+// The caller names the step ("leaky gan merge: ...", or the workers'
+// merge of their shards).
+[[noreturn]] void Refuse(const std::string& why) { throw std::runtime_error(why); }
 
 // The precision table, on the layer-2 pre-activations of the first variant
 // whose layer 2 is LeakyReLU, at that variant's slope; else of the first

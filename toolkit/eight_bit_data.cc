@@ -1,4 +1,5 @@
 #include "eight_bit_data.h"
+#include "user_message.h"
 
 #include <algorithm>
 #include <array>
@@ -52,7 +53,7 @@ std::vector<uint8_t> Q8Reference(const leaky_q8_params& q, bool backward,
                : leaky_q8_leaky_relu_forward(&q, x.size(), x.data(), out.data(), slope, nullptr);
   if (status != LEAKY_OK) {
     throw GoldenError(std::string("the library refused the ") + Type8Name(q.type) +
-                      " call: " + leaky_last_error());
+                      " call: " + LastErrorForUser());
   }
   return out;
 }

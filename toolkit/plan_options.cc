@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "golden_io.h"
+#include "user_message.h"
 
 namespace leaky::tools {
 
@@ -69,7 +70,7 @@ leaky_plan_request MakePlanRequest(const PlanOptions& options, leaky_dtype dtype
   leaky_plan_request request{};
   if (options.preset == "cpu") {
     if (leaky_cpu_plan_request(dtype, n, streams, nullptr, &request) != LEAKY_OK) {
-      throw std::invalid_argument(leaky_last_error());
+      throw std::invalid_argument(LastErrorForUser());
     }
   } else if (options.preset == "npu") {
     request.total_length = n;

@@ -18,6 +18,7 @@
 #include "numpy_common.h"
 #include "golden_io.h"
 #include "plan_options.h"
+#include "user_message.h"
 
 namespace py = pybind11;
 
@@ -42,7 +43,7 @@ leaky_cl_device* DeviceFor(const Opened& key) {
                                  key.source.empty() ? nullptr : key.source.c_str(),
                                  key.build_options.empty() ? nullptr : key.build_options.c_str()};
   leaky_cl_device* device = nullptr;
-  if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+  if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
   open[key] = device;
   return device;
 }

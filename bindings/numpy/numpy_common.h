@@ -11,6 +11,7 @@
 #include <string>
 
 #include "leaky/leaky.h"
+#include "user_message.h"
 
 namespace leaky::numpy {
 
@@ -67,9 +68,9 @@ inline void Check(leaky_status status) {
   if (status == LEAKY_ERROR_INVALID_PARAMETER || status == LEAKY_ERROR_UNSUPPORTED ||
       status == LEAKY_ERROR_INVALID_OPTIONS || status == LEAKY_ERROR_OVERLAP ||
       status == LEAKY_ERROR_SIZE) {
-    throw pybind11::value_error(leaky_last_error());
+    throw pybind11::value_error(leaky::tools::LastErrorForUser());
   }
-  if (status != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+  if (status != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
 }
 
 }  // namespace leaky::numpy

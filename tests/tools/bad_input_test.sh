@@ -40,7 +40,8 @@ refused() {
   [ -s "$work/stderr.txt" ] && [ "$(wc -l < "$work/stderr.txt")" = 1 ] \
     || { head -c 2000 "$work/stderr.txt"; fail "$what: stderr is not exactly one line"; }
   grep -qF -- "$words" "$work/stderr.txt" || { cat "$work/stderr.txt"; fail "$what: no '$words'"; }
-  if grep -qiE 'json\.exception|incompatible function arguments|not in range|overflows 64 bits|Traceback|Run with --help|usage:' \
+  # ... and no C function's name (leaky_plan_tiling: ...), which the user never called.
+  if grep -qiE 'json\.exception|incompatible function arguments|not in range|overflows 64 bits|Traceback|Run with --help|usage:|leaky_[a-z0-9_]+: ' \
       "$work/stderr.txt"; then
     cat "$work/stderr.txt"; fail "$what: an internal message reached the user"
   fi
@@ -84,6 +85,18 @@ refused 2 "unknown command 'plna' (did you mean plan?)" "$leaky" plna
 refused 2 "a command is required: one of demo" "$leaky"
 refused 2 "unknown option --elmes (did you mean --elems?)" "$leaky" plan --elmes 100
 refused 2 "unexpected argument 'extra'" "$leaky" plan --elems 100 extra
+# The planner's refusal without its C function's name; a missing positional
+# argument by its description, not its internal name ("dirs is required").
+refused 2 "leaky plan: the 1-byte buffer holds no 64-byte granule" "$leaky" plan --elems 100 --buffer-bytes 1
+refused 2 "leaky check: give the kernel's output file" "$leaky" check --golden "$work"
+# A plan of 1e14 one-element tiles is checked, not walked tile by tile (it
+# ran for hours).
+timeout 60 "$leaky" plan --elems 100000000000000 --tile-elems 1 > /dev/null \
+  || fail "plan --elems 1e14 --tile-elems 1 did not finish in 60 s"
+# A command this build lacks says which command builds it.
+mkdir -p "$work/alone" && cp "$leaky" "$work/alone/leaky"
+refused 2 "this build has no benchmark program" "$work/alone/leaky" bench
+rm -r "$work/alone"
 if "$leaky" --help | grep -q "^  device"; then
   refused 2 "unknown command 'list'; the commands: run" "$leaky" device list
 fi
@@ -295,6 +308,8 @@ if [ "$with_gan" = gan ]; then
   refused 2 "unknown option --stpes (did you mean --steps?)" "${gan[@]}" --stpes 10
   refused 2 "--out /proc/x: cannot create the run folder" "$leaky" gan --out /proc/x --steps 1
   refused 2 "$work/none has no results.json" "$leaky" gan report "$work/none"
+  refused 2 "leaky gan merge: $work/none has no results.json" "$leaky" gan merge "$work/none" --out "$work/m"
+  refused 2 "leaky gan merge: give the run folders" "$leaky" gan merge --out "$work/m"
   refused 2 "is a directory, not an HTML file" "$leaky" gan report "$work/none" --out "$work"
 else
   echo "skipped: this leaky has no gan command"

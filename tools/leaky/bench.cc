@@ -708,7 +708,11 @@ int RunBench(const Settings& settings) {
       settings.bench_binary.empty() ? SelfDirectory() + "/leaky-bench" : settings.bench_binary;
   std::error_code error;
   if (!fs::is_regular_file(binary, error)) {
-    throw std::runtime_error("benchmark program not found: " + binary);
+    throw std::runtime_error(
+        settings.bench_binary.empty()
+            ? "this build has no benchmark program (" + binary +
+                  "; `make demo` leaves it out): `make bench` builds it with the peers and runs it"
+            : "benchmark program not found: " + binary);
   }
   // Checked before the output directory is made or anything runs.
   if (ListBenchmarks(binary, settings).empty()) {

@@ -27,6 +27,7 @@
 #include "leaky/opencl.hpp"
 #include "plan_options.h"
 #include "timeline.h"
+#include "user_message.h"
 
 namespace leaky::tools {
 namespace {
@@ -103,7 +104,7 @@ leaky_plan_request RequestFor(leaky_cl_device* device, const DeviceSettings& s, 
   } else {
     if (leaky_cl_plan_request(device, l.d.dtype, l.d.elements, Backward(l) ? 3 : 2, &request) !=
         LEAKY_OK) {
-      throw std::runtime_error(leaky_last_error());
+      throw std::runtime_error(leaky::tools::LastErrorForUser());
     }
     flags.split = s.split.empty() ? "granule" : s.split;
   }
@@ -123,7 +124,7 @@ Device Open(const DeviceSettings& s, int fault) {
   const leaky_cl_options options{s.device, fault, source.empty() ? nullptr : source.c_str(),
                                  s.build_options.empty() ? nullptr : s.build_options.c_str()};
   leaky_cl_device* device = nullptr;
-  if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+  if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
   return Device(device);
 }
 
@@ -143,7 +144,7 @@ int RunDevice(const DeviceSettings& s) {
   const leaky_plan_request request = RequestFor(device.get(), s, l);
   std::vector<uint8_t> out(l.input.size(), 0);  // what a kernel never writes stays 0
   leaky_cl_profile profile{};
-  if (Launch(device.get(), l, request, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+  if (Launch(device.get(), l, request, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
   WriteFile(s.out, out.data(), out.size());
   std::string extras;
   if (s.fault != "none") extras += ", fault " + s.fault;
@@ -182,7 +183,7 @@ int BenchDevice(const DeviceSettings& s) {
     std::vector<double> kernel_us;
     for (int r = 0; r < s.repeats; ++r) {
       leaky_cl_profile profile{};
-      if (Launch(device.get(), l, with, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+      if (Launch(device.get(), l, with, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
       kernel_us.push_back(profile.kernel_ns / 1e3);
     }
     measured[buffers] = Median(kernel_us);
@@ -205,7 +206,7 @@ int BenchDevice(const DeviceSettings& s) {
                                   l.d.negative_slope, &cpu_options)
             : leaky_relu_forward(l.d.dtype, l.d.elements, l.input.data(), out.data(),
                                  l.d.negative_slope, &cpu_options);
-    if (status != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+    if (status != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
     cpu_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
   }
   const double cpu = Median(cpu_us);

@@ -168,7 +168,13 @@ int RunWorkers(const GanOptions& o, const gan::LabConfig& c, const std::atomic<b
     return 130;
   }
   if (merge.inputs.empty()) throw std::runtime_error("--jobs: no worker wrote its results");
-  WriteResults(gan::MergeResults(merge), run_dir);
+  gan::Results merged;
+  try {
+    merged = gan::MergeResults(merge);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string("merging the workers' shards: ") + e.what());
+  }
+  WriteResults(merged, run_dir);
   return stop ? 130 : failed ? 1 : 0;
 }
 

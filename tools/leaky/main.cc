@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -102,6 +103,21 @@ std::string ParseMessage(const CLI::App& app, const CLI::ParseError& e,
     }
     return "a command is required: one of " + list;
   }
+  // A missing positional argument, named by its description ("give the run
+  // folders, ...") rather than its internal name ("dirs is required").
+  if (dynamic_cast<const CLI::RequiredError*>(&e)) {
+    const std::string what = e.what(), tail = " is required";
+    if (what.size() > tail.size() && what[0] != '-' &&
+        what.compare(what.size() - tail.size(), tail.size(), tail) == 0) {
+      const std::string name = what.substr(0, what.size() - tail.size());
+      for (const CLI::Option* o : command->get_options()) {
+        if (!o->get_positional() || o->get_name() != name) continue;
+        std::string d = o->get_description();
+        if (!d.empty()) d[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(d[0])));
+        return "give " + std::string(d.rfind("the ", 0) == 0 ? "" : "the ") + d;
+      }
+    }
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
     std::vector<std::string> options;
     for (const CLI::Option* o : command->get_options()) {
@@ -140,6 +156,29 @@ int main(int argc, char** argv) {
 #endif
   // Exit status: 0 success, 1 a verdict of failure (`leaky check` found a
   // mismatch), 2 unusable input or arguments (one line: Unusable).
+  // Commands of the full build that this one was configured without: said
+  // with the command that builds them, not as unknown.
+  struct Absent {
+    const char* name;
+    const char* what;
+    const char* how;
+  };
+  const Absent absent[] = {
+#ifndef LEAKY_WITH_OPENCL
+      {"device", "the OpenCL device backend",
+       "`make build` builds it (its packages: scripts/bootstrap.sh device)"},
+#endif
+#ifndef LEAKY_WITH_GAN
+      {"gan", "the GAN lab", "`make demo` or `make build` builds it (LibTorch: scripts/bootstrap.sh demo)"},
+      {"precision", "the GAN lab's f16 precision table", "`make demo` or `make build` builds it"},
+#endif
+      {nullptr, nullptr, nullptr}};
+  for (const Absent& a : absent) {
+    if (a.name != nullptr && argc > 1 && std::string(argv[1]) == a.name) {
+      return Unusable(app, "this build has no '" + std::string(a.name) + "' command (" + a.what +
+                               "): " + a.how);
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
