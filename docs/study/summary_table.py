@@ -23,9 +23,11 @@ def main(path):
         results = json.load(f)
     if "classifier" in results:
         c = results["classifier"]
+        # The field keeps its MNIST name; Fashion-MNIST's are images.
+        what = "images" if results.get("dataset") == "fashion" else "digits"
         print(f"FCD classifier: {100 * c['held_out_accuracy']:.2f}% on {c['held_out_digits']} "
-              f"held-out digits; real-vs-real FCD floor ({results['samples']} vs "
-              f"{results['samples']} held-out digits): {c['real_fcd_floor']:.4g}")
+              f"held-out {what}; real-vs-real FCD floor ({results['samples']} vs "
+              f"{results['samples']} held-out {what}): {c['real_fcd_floor']:.4g}")
         print()
     print("| variant | seeds | D loss (sum) | D loss per term | G loss | FCD | classes "
           "| layer 2 exactly 0 | layer 2 <= 0 |")
