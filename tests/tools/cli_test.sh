@@ -100,6 +100,18 @@ cat "$work/gp/golden.bin" "$work/gp/golden.bin" > "$work/gp/big.bin"
 expect_status 2 "oversized states the size" "$leaky" check "$work/gp/big.bin" --golden "$work/gp"
 grep -q "exactly 20014 bytes" "$work/err.txt" || { cat "$work/err.txt"; fail "size message"; }
 
+# --help shows every default: the fixed ones as =value, the preset's in words;
+# no internal rendering of a negated flag (--no-speed-check{false}).
+if "$leaky" --help | grep -q "^  gan"; then
+  "$leaky" gan --help > "$work/gan-help.txt"
+  for want in "--preset TEXT:{default,dcgan-3000,ring8}=default" "--out TEXT=runs" \
+      "--checkpoint-every INT:>= 1=200" "(default: 800; dcgan-3000: 3000; ring8: 1000)" \
+      "seeds per variant (default: 1; dcgan-3000: 5)"; do
+    grep -qF -- "$want" "$work/gan-help.txt" || { cat "$work/gan-help.txt"; fail "gan --help: no '$want'"; }
+  done
+  ! grep -q "{false}\|{true}" "$work/gan-help.txt" || fail "gan --help renders a flag's negation"
+fi
+
 # The walkthrough in docs/toolkit.md, command for command, with a perfect "kernel".
 if [ -n "$readme" ]; then
   mkdir -p "$work/readme" && cd "$work/readme"

@@ -206,7 +206,7 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
       // which runs it kept checkpoints of).
       if (results.variants.empty()) return g_stop ? 130 : 0;
       // One speed check per study: a shard other than the first skips it.
-      if (o->speed_check && !g_stop && c.shard_index == 1) {
+      if (!o->no_speed_check && !g_stop && c.shard_index == 1) {
         results.study.speed_check = gan::MeasureSpeedCheck(c.data, c.shape, c.batch);
       }
       WriteResults(results, std::filesystem::path(c.out_dir) / c.name);

@@ -26,7 +26,7 @@ struct GanOptions {
   std::string init = "dcgan", loss = "non-saturating";
   int steps = 0, seeds = 0, first_seed = 0, log_every = 0, threads = 0, samples = 0, jobs = 1,
       width = 1, checkpoint_every = 200;
-  bool speed_check = true, slurm = false, slurm_dry_run = false, force = false,
+  bool no_speed_check = false, slurm = false, slurm_dry_run = false, force = false,
        spectral_norm = false;
 };
 

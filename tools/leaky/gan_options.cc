@@ -29,39 +29,47 @@ std::vector<std::string> Split(const std::string& text, char sep) {
 void AddGanOptions(CLI::App* cmd, GanOptions* o) {
   cmd->add_option("--preset", o->preset,
                   "default (MNIST, relu vs lrelu:0.2 at layers 2,4, 1 seed, ~3 min), dcgan-3000 "
-                  "(all five activations, both norms, 5 seeds, 3000 steps) or ring8")
-      ->check(CLI::IsMember({"default", "dcgan-3000", "ring8"}));
-  cmd->add_option("--data", o->data, "mnist, fashion (Fashion-MNIST) or ring8")
+                  "(all five activations, both norms, 5 seeds, 3000 steps) or ring8 (8 Gaussians "
+                  "on a ring). The options below default to the preset's values")
+      ->check(CLI::IsMember({"default", "dcgan-3000", "ring8"}))
+      ->capture_default_str();
+  cmd->add_option("--data", o->data, "mnist, fashion (Fashion-MNIST) or ring8 (default: the preset's, mnist; ring8 for ring8)")
       ->check(CLI::IsMember({"mnist", "fashion", "ring8"}));
   cmd->add_option("--loss", o->loss, "non-saturating or hinge")
-      ->check(CLI::IsMember({"non-saturating", "hinge"}));
+      ->check(CLI::IsMember({"non-saturating", "hinge"}))
+      ->capture_default_str();
   cmd->add_flag("--d-spectral-norm", o->spectral_norm,
                 "spectral normalisation of the discriminator's convolutions and head");
-  cmd->add_option("--acts", o->acts, "comma list: relu, lrelu:<slope>, prelu, elu, rrelu (@torch: torch's module)");
-  cmd->add_option("--d-act-layers", o->layers, "discriminator layers (1-4) that get the activation, or 'all'");
-  cmd->add_option("--d-norm", o->norm, "none, batch or both")->check(CLI::IsMember({"none", "batch", "both"}));
-  cmd->add_option("--base-act", o->base, "the activation of the other layers");
+  cmd->add_option("--acts", o->acts, "comma list: relu, lrelu:<slope>, prelu, elu, rrelu (@torch: torch's module); default: "
+                  "relu,lrelu:0.2 (dcgan-3000: all five)");
+  cmd->add_option("--d-act-layers", o->layers, "discriminator layers (1-4) that get the activation, or 'all' (default: 2,4)");
+  cmd->add_option("--d-norm", o->norm, "none, batch or both (default: none; dcgan-3000: both)")->check(CLI::IsMember({"none", "batch", "both"}));
+  cmd->add_option("--base-act", o->base, "the activation of the other layers")->capture_default_str();
   WholeNumber(cmd->add_option("--width", o->width,
                               "model size: 1 (D 16/32/64/64, G 64x7x7, latent 64) or 2 (every "
-                              "channel doubled, latent 100)"),
+                              "channel doubled, latent 100)")
+                  ->capture_default_str(),
               1, 2);
   cmd->add_option("--init", o->init,
                   "dcgan (conv/linear N(0, 0.02), BN N(1, 0.02), by module type) or default "
                   "(LibTorch's)")
-      ->check(CLI::IsMember({"dcgan", "default"}));
-  WholeNumber(cmd->add_option("--steps", o->steps, "training steps per run"), 1);
-  WholeNumber(cmd->add_option("--seeds", o->seeds, "seeds per variant"), 1);
+      ->check(CLI::IsMember({"dcgan", "default"}))
+      ->capture_default_str();
+  WholeNumber(cmd->add_option("--steps", o->steps, "training steps per run (default: 800; dcgan-3000: 3000; ring8: 1000)"), 1);
+  WholeNumber(cmd->add_option("--seeds", o->seeds, "seeds per variant (default: 1; dcgan-3000: 5)"), 1);
   WholeNumber(cmd->add_option("--first-seed", o->first_seed,
-                              "number of the first seed (runs of other seeds can be merged in later)"),
+                              "number of the first seed (runs of other seeds can be merged in later)")
+                  ->capture_default_str(),
               0);
-  WholeNumber(cmd->add_option("--log-every", o->log_every, "steps between measurements"), 1);
+  WholeNumber(cmd->add_option("--log-every", o->log_every, "steps between measurements (default: 10; dcgan-3000: 25)"), 1);
   WholeNumber(cmd->add_option("--threads", o->threads,
                               "torch threads (0: all; with --jobs: the cores shared out; with "
-                              "--slurm: 1)"),
+                              "--slurm: 1)")
+                  ->capture_default_str(),
               0);
-  WholeNumber(cmd->add_option("--samples", o->samples, "generated samples for the quality metrics"),
+  WholeNumber(cmd->add_option("--samples", o->samples, "generated samples for the quality metrics (default: 1000; ring8: 2000)"),
               1);
-  cmd->add_option("--name", o->name, "run name: output in <out>/<name>")
+  cmd->add_option("--name", o->name, "run name: output in <out>/<name> (default: the preset's: gan-demo, dcgan-3000, ring8)")
       ->check([](const std::string& name) -> std::string {
         // The run folder must be one folder inside --out: an empty name
         // once fell back to gan-demo's, and ../x wrote outside --out.
@@ -75,18 +83,22 @@ void AddGanOptions(CLI::App* cmd, GanOptions* o) {
                 "replace the run folder when it holds another study (the same study resumes)");
   WholeNumber(cmd->add_option("--checkpoint-every", o->checkpoint_every,
                               "steps between a run's checkpoints (a killed run resumes from its "
-                              "last)"),
+                              "last)")
+                  ->capture_default_str(),
               1);
-  cmd->add_option("--out", o->out, "output root");
+  cmd->add_option("--out", o->out, "output root")->capture_default_str();
   cmd->add_option("--data-dir", o->data_dir,
                   "where scripts/fetch_mnist.sh put the digits (default: $LEAKY_DATA_DIR, else " +
                       DefaultDataDir() + "), or fetch_fashion_mnist.sh the Fashion-MNIST "
                       "images (default: " + DefaultDataDir(gan::Dataset::kFashion) + ")");
-  cmd->add_flag("!--no-speed-check", o->speed_check, "skip the LeakyReLU step-time comparison");
+  // A plain flag and its negation kept apart: "!--no-speed-check" printed
+  // as --no-speed-check{false} in --help.
+  cmd->add_flag("--no-speed-check", o->no_speed_check, "skip the LeakyReLU step-time comparison");
   cmd->add_option("--shard", o->shard,
                   "K/N: run only the K-th of N slices of the runs, into <out>/<name> (merge them "
                   "with `leaky gan merge`)");
-  WholeNumber(cmd->add_option("--jobs", o->jobs, "worker processes (each one shard, at most one per run), merged at the end"),
+  WholeNumber(cmd->add_option("--jobs", o->jobs, "worker processes (each one shard, at most one per run), merged at the end")
+                  ->capture_default_str(),
               1, 256);
   cmd->add_flag("--slurm", o->slurm,
                 "submit a Slurm job array (one task per shard: --jobs, default one per run) "
@@ -229,7 +241,7 @@ std::vector<std::string> ShardArgs(const GanOptions& o, const gan::LabConfig& c,
   add("--out", (run_dir / "shards").string());
   add("--name", ShardDir(run_dir, k, n).filename().string());
   add("--shard", k + "/" + std::to_string(n));
-  if (!o.speed_check) args.push_back("--no-speed-check");
+  if (o.no_speed_check) args.push_back("--no-speed-check");
   return args;
 }
 
