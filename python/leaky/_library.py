@@ -46,16 +46,27 @@ def load_native():
 _torch_loaded = False
 
 
+def _no_torch(interpreter):
+    """Why PyTorch is missing, and what to do, for this interpreter: on
+    /usr/bin/python3 itself the package is not installed; on another one,
+    Debian's is for /usr/bin/python3."""
+    if os.path.realpath(interpreter) == os.path.realpath("/usr/bin/python3"):
+        where = ("install Debian's python3-torch (apt install python3-torch; `make demo` "
+                 "installs LibTorch for C++ only)")
+    else:
+        where = ("Debian's python3-torch is for /usr/bin/python3: run this with "
+                 "/usr/bin/python3")
+    return (f"leaky: PyTorch is not importable from this interpreter ({interpreter}): {where}. "
+            "leaky.numpy works without PyTorch.")
+
+
 def load_torch_ops():
     """Loads libleaky_torch.so once, registering torch.ops.leaky.*."""
     global _torch_loaded
     try:
         import torch
     except ImportError as error:
-        raise ImportError(
-            "leaky: PyTorch is not importable from this interpreter "
-            f"({sys.executable}); Debian's python3-torch is for /usr/bin/python3. "
-            "leaky.numpy works without PyTorch.") from error
+        raise ImportError(_no_torch(sys.executable)) from error
     if not _torch_loaded:
         torch.ops.load_library(find("libleaky_torch.so"))
         _torch_loaded = True

@@ -280,6 +280,17 @@ def opencl_leaky_relu(cores=8, split="even", tile_elems=4096, buffers=2, device=
     return fn
 
 
+class _DefaultsShown(argparse.HelpFormatter):
+    """--help with each default: added where the help does not already say
+    it, and not for flags or for defaults that mean "as the dtype says"."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if "default" in text or action.default in (None, False) or action.nargs == 0:
+            return text
+        return text + " (default: %(default)s)"
+
+
 class _UsageError(Exception):
     pass
 
@@ -318,26 +329,45 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = _Parser(
         prog="python3 -m leaky.testing",
+        formatter_class=_DefaultsShown,
         description="Check a Python LeakyReLU kernel against exact golden data "
-                    "(exit 0 pass, 1 mismatch, 2 unusable)")
+                    "(exit 0 pass, 1 mismatch, 2 unusable). The plan defaults model a "
+                    "device port - the article's even split over 8 cores of the npu "
+                    "preset, 4096-element tiles, double buffering - where `leaky golden` "
+                    "and `leaky check --plan` default to the library's own plan (granule "
+                    "split, this CPU): give --split granule --preset cpu for that.")
     parser.add_argument("function", help="MODULE:FUNCTION, e.g. my_kernels:leaky_relu")
-    parser.add_argument("--dtype", default="f16", choices=sorted(_DTYPES) + list(_q8.TYPES))
-    parser.add_argument("--elems", type=_whole_arg("elems"), default=10007)
-    parser.add_argument("--slope", type=_typed(float, _finite_problem), default=0.2)
-    parser.add_argument("--dist", default=None, help="float dtypes (default hard)")
-    parser.add_argument("--op", default="forward", choices=["forward", "backward"])
-    parser.add_argument("--split", default="even", choices=list(_SPLITS) + ["none"])
-    parser.add_argument("--cores", type=_whole_arg("cores"), default=8)
-    parser.add_argument("--tile-elems", type=_whole_arg("tile_elems"), default=4096)
-    parser.add_argument("--buffers", type=_whole_arg("buffers"), default=2)
-    parser.add_argument("--preset", default="npu", choices=["npu", "cpu"])
-    parser.add_argument("--seed", type=_whole_arg("seed"), default=1)
+    parser.add_argument("--dtype", default="f16", choices=sorted(_DTYPES) + list(_q8.TYPES),
+                        help="the data type (8-bit: the quantization flags below)")
+    parser.add_argument("--elems", type=_whole_arg("elems"), default=10007,
+                        help="elements (10007: a prime, so every split leaves a remainder)")
+    parser.add_argument("--slope", type=_typed(float, _finite_problem), default=0.2,
+                        help="negative_slope")
+    parser.add_argument("--dist", default=None,
+                        help="input distribution of float dtypes: hard (boundary values, "
+                             "subnormals, NaN, infinities), normal or normal:MEAN,STD "
+                             "(default: hard)")
+    parser.add_argument("--op", default="forward", choices=["forward", "backward"],
+                        help="forward fn(x, slope) -> y, or backward fn(dy, x, slope) -> dx")
+    parser.add_argument("--split", default="even", choices=list(_SPLITS) + ["none"],
+                        help="how the kernel splits the tensor over cores (none: no plan, "
+                             "findings by index only)")
+    parser.add_argument("--cores", type=_whole_arg("cores"), default=8, help="cores the kernel uses")
+    parser.add_argument("--tile-elems", type=_whole_arg("tile_elems"), default=4096,
+                        help="elements per tile")
+    parser.add_argument("--buffers", type=_whole_arg("buffers"), default=2,
+                        help="1 = single, 2 = double buffering")
+    parser.add_argument("--preset", default="npu", choices=["npu", "cpu"],
+                        help="the target's alignment and buffer (npu: an accelerator-style "
+                             "example; cpu: this machine as the library plans it)")
+    parser.add_argument("--seed", type=_whole_arg("seed"), default=1, help="the golden data's seed")
     parser.add_argument("--max-ulp", type=_whole_arg("max_ulp"), default=None,
-                        help="float dtypes (default 0)")
-    parser.add_argument("--strict-zero-sign", action="store_true")
+                        help="tolerance of float dtypes in ulp (default: 0, the golden is exact)")
+    parser.add_argument("--strict-zero-sign", action="store_true",
+                        help="count -0 against +0 as a mismatch")
     parser.add_argument("--allow-rounding", action="store_true",
                         help="accept a systematic rounding mode within --max-ulp")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     _q8.add_arguments(parser, _typed, _finite_problem, _whole_problem)
 
     def unusable(message):  # one line, as `leaky check`; with --json, JSON on stdout too

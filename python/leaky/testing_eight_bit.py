@@ -124,6 +124,12 @@ def check_q8_op(fn, dtype="qu8", elems=10007, slope=0.2, op="forward", input_sca
 # ------------------------------------------- python3 -m leaky.testing's flags
 
 
+_WORDS = {"input_scale": "input's scale", "input_zero_point": "input's zero point",
+          "output_scale": "output's scale", "output_zero_point": "output's zero point",
+          "output_min": "output's clamp minimum, in quantized units",
+          "output_max": "output's clamp maximum, in quantized units"}
+
+
 def add_arguments(parser, typed, finite_problem, whole_problem):
     """The quantization flags of `python3 -m leaky.testing --dtype qu8 ...`,
     as `leaky golden` spells them."""
@@ -132,8 +138,10 @@ def add_arguments(parser, typed, finite_problem, whole_problem):
             lambda value, name=name: whole_problem(name, value, (-2 ** 31, 2 ** 31 - 1)))
         parser.add_argument("--" + name.replace("_", "-"), default=None,
                             type=typed(float if name.endswith("scale") else int, check),
-                            help="qu8/qs8 (default: leaky golden's)")
-    parser.add_argument("--saturate", type=int, choices=[0, 1], default=None, help="fp8 (default 1)")
+                            help="qu8/qs8: the %s (default: leaky golden's)" % _WORDS[name])
+    parser.add_argument("--saturate", type=int, choices=[0, 1], default=None,
+                        help="fp8: 1 stores out-of-range results as the largest finite value, "
+                             "0 as infinity or NaN (default: 1)")
 
 
 def arguments_given(args):

@@ -169,3 +169,8 @@ def test_without_torch_the_import_names_the_interpreter(module):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=dict(os.environ)).stdout
     assert "PyTorch is not importable from this interpreter (%s)" % sys.executable in out, out
+    # The advice fits the interpreter: on Debian's own, install the package.
+    if os.path.realpath(sys.executable) == os.path.realpath("/usr/bin/python3"):
+        assert "apt install python3-torch" in out and "is for /usr/bin/python3" not in out, out
+    else:
+        assert "run this with /usr/bin/python3" in out, out

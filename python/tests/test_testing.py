@@ -3,6 +3,7 @@ diagnosed in the caller's split and tiles, on normal and hard data; bad
 arguments and misbehaving callables raise one clear exception naming the
 argument; `python3 -m leaky.testing` keeps leaky check's exit codes."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -154,6 +155,21 @@ def test_command_line_exit_codes(tmp_path):
         unusable = run(*args)
         assert unusable.returncode == 2, (args, unusable.stdout, unusable.stderr)
         assert len(unusable.stderr.strip().splitlines()) == 1, unusable.stderr
+
+
+def test_main_help_describes_every_option_with_its_default():
+    help_text = subprocess.run([sys.executable, "-m", "leaky.testing", "--help"],
+                               capture_output=True, text=True, timeout=60).stdout
+    options = re.findall(r"^  (--[a-z-]+)", help_text, re.M)
+    assert len(options) >= 20, help_text
+    # Every option has words after it (argparse leaves them out when help is None).
+    blocks = re.split(r"\n  (?=--)", help_text.split("options:")[1])
+    for block in blocks[1:]:
+        assert len(block.split()) > 2, block
+    for want in ("(default: f16)", "(default: 10007)", "(default: even)", "(default: npu)",
+                 "(default: hard)", "granule split, this CPU"):
+        assert want in " ".join(help_text.split()), want
+    assert "(default: None)" not in help_text and "(default: False)" not in help_text
 
 
 def test_the_example_names_the_missing_select():
