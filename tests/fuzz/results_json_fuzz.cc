@@ -43,11 +43,17 @@ void OneLine(const std::exception& e, const char* step) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace fs = std::filesystem;
-  static const fs::path dir = [] {
-    const fs::path d = fs::temp_directory_path() / ("results_json_fuzz." + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
+  // One folder per process, removed when it exits (32 were left in /tmp).
+  struct Scratch {
+    fs::path path = fs::temp_directory_path() / ("results_json_fuzz." + std::to_string(getpid()));
+    Scratch() { fs::create_directories(path); }
+    ~Scratch() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  };
+  static const Scratch scratch;
+  const fs::path& dir = scratch.path;
   {
     std::ofstream out(dir / "results.json", std::ios::binary | std::ios::trunc);
     out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));

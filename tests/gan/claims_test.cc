@@ -1,5 +1,6 @@
 // The claims' measures and verdicts on made-up studies with known answers.
 #include "claims.h"
+#include "tables.h"
 
 #include <gtest/gtest.h>
 
@@ -86,6 +87,19 @@ Results ArticleStudy(int seeds = 5) {
       },
       [](int, int step) { return 1000.0 * std::exp(-step / 1000.0) + 10; }));
   return study;
+}
+
+// The crossing table measures "around step 2,000" two thirds into a run
+// shorter than 2,100 steps, and says which steps (its header said 1900-2100
+// for an 800-step run).
+TEST(Tables, CrossingSaysTheWindowOfAShortRun) {
+  Results study = ArticleStudy();
+  study.study.steps = 800;
+  const std::string short_run = CrossingMarkdown({study});
+  EXPECT_NE(short_run.find("(steps 507-560)"), std::string::npos) << short_run;
+  study.study.steps = 3000;
+  const std::string long_run = CrossingMarkdown({study});
+  EXPECT_EQ(long_run.find("(steps "), std::string::npos) << long_run;
 }
 
 TEST(Claims, ArticlePictureIsReproduced) {
