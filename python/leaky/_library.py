@@ -27,8 +27,9 @@ def find(filename):
         if os.path.exists(path):
             return path
     raise ImportError(
-        f"leaky: {filename} was not found in {', '.join(dirs)}. Build it with `make` "
-        "in the leaky checkout (or set LEAKY_LIB_DIR to the directory that holds it).")
+        f"leaky: {filename} was not found in {', '.join(dirs)}. Build it with `make build` "
+        "in the leaky checkout (`make demo` builds the C++ parts only), or set LEAKY_LIB_DIR "
+        "to the directory that holds it.")
 
 
 def load_native():

@@ -5,7 +5,18 @@ its bit patterns. Inputs go through numpy.asarray; a non-C-contiguous one is
 copied first. `out` must be a C-contiguous array of the input's dtype and
 shape (it may be the input itself: in place). num_threads=0 uses every core.
 The GIL is released while the kernels run."""
-import numpy as _np
+import os as _os
+import sys as _sys
+
+try:
+    import numpy as _np
+except ImportError as _error:  # one sentence with the remedy, not a bare ModuleNotFoundError
+    _debian = _os.path.realpath(_sys.executable) == _os.path.realpath("/usr/bin/python3")
+    raise ImportError(
+        "leaky.numpy: NumPy is not importable from this interpreter (%s): %s"
+        % (_sys.executable, "install Debian's python3-numpy (apt install python3-numpy)" if _debian
+           else "Debian's python3-numpy is for /usr/bin/python3: run this with /usr/bin/python3")
+    ) from _error
 
 from . import _library
 

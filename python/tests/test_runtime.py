@@ -159,6 +159,15 @@ def test_one_version_everywhere():
     assert leaky.__version__ == ".".join(parts) == wheel, (leaky.__version__, parts, wheel)
 
 
+def test_without_numpy_leaky_numpy_says_what_to_install():
+    code = ("import sys; sys.modules['numpy'] = None\n"
+            "try:\n    import leaky.numpy\nexcept ImportError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=dict(os.environ)).stdout
+    assert "NumPy is not importable from this interpreter (%s)" % sys.executable in out, out
+    assert "python3-numpy" in out, out
+
+
 @pytest.mark.parametrize("module", ["leaky.nn", "leaky.functional"])
 def test_without_torch_the_import_names_the_interpreter(module):
     """An interpreter without PyTorch gets the promised one-sentence
