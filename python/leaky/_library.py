@@ -47,18 +47,15 @@ def load_native():
 _torch_loaded = False
 
 
-def _no_torch(interpreter):
-    """Why PyTorch is missing, and what to do, for this interpreter: on
-    /usr/bin/python3 itself the package is not installed; on another one,
-    Debian's is for /usr/bin/python3."""
+def not_importable(package, debian_package, interpreter, prefix="leaky"):
+    """Why `package` cannot be imported, and what to do, for this
+    interpreter: on /usr/bin/python3 itself Debian's package is not
+    installed; on another one, Debian's packages are /usr/bin/python3's."""
     if os.path.realpath(interpreter) == os.path.realpath("/usr/bin/python3"):
-        where = ("install Debian's python3-torch (apt install python3-torch; `make demo` "
-                 "installs LibTorch for C++ only)")
+        where = f"install Debian's {debian_package} (apt install {debian_package})"
     else:
-        where = ("Debian's python3-torch is for /usr/bin/python3: run this with "
-                 "/usr/bin/python3")
-    return (f"leaky: PyTorch is not importable from this interpreter ({interpreter}): {where}. "
-            "leaky.numpy works without PyTorch.")
+        where = f"Debian's {debian_package} is for /usr/bin/python3: run this with /usr/bin/python3"
+    return f"{prefix}: {package} is not importable from this interpreter ({interpreter}): {where}"
 
 
 def load_torch_ops():
@@ -67,7 +64,10 @@ def load_torch_ops():
     try:
         import torch
     except ImportError as error:
-        raise ImportError(_no_torch(sys.executable)) from error
+        raise ImportError(
+            not_importable("PyTorch", "python3-torch", sys.executable) +
+            " (`make demo` installs LibTorch for C++ only). leaky.numpy works without "
+            "PyTorch.") from error
     if not _torch_loaded:
         torch.ops.load_library(find("libleaky_torch.so"))
         _torch_loaded = True

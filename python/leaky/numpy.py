@@ -5,20 +5,15 @@ its bit patterns. Inputs go through numpy.asarray; a non-C-contiguous one is
 copied first. `out` must be a C-contiguous array of the input's dtype and
 shape (it may be the input itself: in place). num_threads=0 uses every core.
 The GIL is released while the kernels run."""
-import os as _os
 import sys as _sys
+
+from . import _library
 
 try:
     import numpy as _np
 except ImportError as _error:  # one sentence with the remedy, not a bare ModuleNotFoundError
-    _debian = _os.path.realpath(_sys.executable) == _os.path.realpath("/usr/bin/python3")
-    raise ImportError(
-        "leaky.numpy: NumPy is not importable from this interpreter (%s): %s"
-        % (_sys.executable, "install Debian's python3-numpy (apt install python3-numpy)" if _debian
-           else "Debian's python3-numpy is for /usr/bin/python3: run this with /usr/bin/python3")
-    ) from _error
-
-from . import _library
+    raise ImportError(_library.not_importable("NumPy", "python3-numpy", _sys.executable,
+                                              prefix="leaky.numpy")) from _error
 
 _native = _library.load_native()
 
