@@ -53,41 +53,46 @@ uint64_t SlotBefore(const Layout& plan, uint32_t core, uint64_t tile, uint64_t o
   return kNone;
 }
 
-// What element i's slot may have held before its tile: the earlier tile's
-// result or what that tile's copy-out carried (a slot only partly stored
-// keeps older contents), a ring back or at the work-group's start (its
-// first work-item can run every tile before the others start); zeros
-// before the first use.
+// What a slot may have held at `offset` before tile `tile` of `core` used
+// it: the earlier tile's result or what that tile's copy-out carried (a slot
+// only partly stored keeps older contents), a ring back or at the
+// work-group's start (its first work-item can run every tile before the
+// others start); zeros (bit pattern 0) before the first use.
+std::array<uint64_t, 3> SlotContents(const Analysis& s, const Layout& plan, uint32_t core,
+                                     uint64_t tile, uint64_t offset) {
+  const uint64_t b = std::max<uint32_t>(1, plan.buffers);
+  const uint64_t ring = SlotBefore(plan, core, tile, offset);
+  const uint64_t group = SlotBefore(plan, core, tile % b, offset);
+  const auto& golden = s.in.golden.bits;
+  return {ring == kNone ? 0 : golden[ring], ring == kNone ? 0 : s.in.output.bits[ring],
+          group == kNone ? 0 : golden[group]};
+}
+
+bool HoldsOneOf(const Analysis& s, const std::array<uint64_t, 3>& before, uint64_t bits) {
+  return std::any_of(before.begin(), before.end(),
+                     [&](uint64_t v) { return SameValue(s.in.dtype, v, bits); });
+}
+
+// Every element's offset in its tile and whether its slot's earlier
+// contents all differ from its result (so that a stale element shows):
+// built only once every wrong element is known to hold them (n bytes and
+// n words, where the per-element contents would take 24 bytes each).
 struct SlotHistory {
   std::vector<uint64_t> offset;
-  std::vector<std::array<uint64_t, 3>> before;  // bit patterns; kNone: unused
-  std::vector<char> informative;                // every one differs from the golden
+  std::vector<char> informative;
 
-  SlotHistory(const Analysis& s, const Layout& plan)
-      : offset(s.n, 0), before(s.n, {kNone, kNone, kNone}), informative(s.n, 0) {
-    const uint64_t b = std::max<uint32_t>(1, plan.buffers);
-    const auto& golden = s.in.golden.bits;
-    const auto& output = s.in.output.bits;
+  SlotHistory(const Analysis& s, const Layout& plan) : offset(s.n, 0), informative(s.n, 0) {
     for (uint32_t c = 0; c < plan.cores(); ++c) {
       for (uint64_t t = 0; t < plan.TileCount(c); ++t) {
         uint64_t start = 0, length = 0;
         plan.TileRange(c, t, &start, &length);
         for (uint64_t o = 0; o < length && start + o < s.n; ++o) {
           const uint64_t i = start + o;
-          const uint64_t ring = SlotBefore(plan, c, t, o), group = SlotBefore(plan, c, t % b, o);
           offset[i] = o;
-          before[i] = {ring == kNone ? 0 : golden[ring], ring == kNone ? 0 : output[ring],
-                       group == kNone ? 0 : golden[group]};
-          informative[i] = std::none_of(before[i].begin(), before[i].end(), [&](uint64_t v) {
-            return SameValue(s.in.dtype, v, golden[i]);
-          });
+          informative[i] = !HoldsOneOf(s, SlotContents(s, plan, c, t, o), s.in.golden.bits[i]);
         }
       }
     }
-  }
-  bool Holds(const Analysis& s, uint64_t i) const {
-    return std::any_of(before[i].begin(), before[i].end(),
-                       [&](uint64_t v) { return SameValue(s.in.dtype, v, s.in.output.bits[i]); });
   }
 };
 
@@ -158,15 +163,21 @@ void FindStaleSlots(Analysis& s) {
   const Layout& plan = *s.in.plan;
   const std::vector<uint64_t> open = s.Open();
   if (open.size() < 8 || plan.tile_length < 4) return;
-  const SlotHistory h(s, plan);
   // Every open element holds what its slot held before, and some of them an
   // earlier result (not only the zeros of a slot never used).
   uint64_t zeros = 0;
+  std::vector<char> holds(s.n, 0);
   for (uint64_t i : open) {
-    if (!h.Holds(s, i)) return;
+    const Layout::Location at = plan.Locate(i);
+    if (!at.inside ||
+        !HoldsOneOf(s, SlotContents(s, plan, at.core, at.tile, i - at.tile_start), s.in.output.bits[i])) {
+      return;
+    }
+    holds[i] = 1;
     zeros += HoldsLeftover(s.values, Leftover::kZero, 0, i);
   }
   if (zeros == open.size()) return;
+  const SlotHistory h(s, plan);
   std::vector<char> is_open(s.n, 0);
   for (uint64_t i : open) is_open[i] = 1;
   const std::string counts = std::to_string(open.size() - zeros) + " an earlier tile's, " +
@@ -203,8 +214,15 @@ void FindStaleSlots(Analysis& s) {
   }
   // A part of every tile's slot that is never refilled (a copy-in length in
   // the wrong unit): the region the stale elements fill.
-  const auto holds = [&](uint64_t i) { return h.Holds(s, i); };
-  if (const std::optional<Region> region = InferRegion(*s.Features(), open, holds);
+  // A region may take in right elements whose result equals the slot's
+  // earlier contents; any other element must hold those contents.
+  const auto allowed = [&](uint64_t i) {
+    if (holds[i] || !h.informative[i]) return true;
+    const Layout::Location at = plan.Locate(i);
+    return at.inside &&
+           HoldsOneOf(s, SlotContents(s, plan, at.core, at.tile, i - at.tile_start), s.in.output.bits[i]);
+  };
+  if (const std::optional<Region> region = InferRegion(*s.Features(), open, allowed);
       region && !region->constraints.empty() && InsideTiles(*region)) {
     s.Explain(open);
     const std::string where = DescribeInferred(*s.Features(), *region, &details);

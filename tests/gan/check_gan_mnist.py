@@ -17,6 +17,7 @@ dead-unit probes in results.json (issue 23), at width 2 with PReLU.
 usage: check_gan_mnist.py <leaky binary> <scratch dir> <checkout>"""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,6 +72,12 @@ relu, prelu = (v["probe_history"][0][0] for v in r["variants"])
 assert relu["zero_real"][1] > 0.05 and prelu["zero_real"][1] == 0.0, (relu, prelu)
 html = open(os.path.join(scratch, "mnist", "report.html")).read()
 assert "Real-vs-real FCD (the floor)" in html and "held out" in html
+# It leads with what it found, in words: the better variant by final FCD and,
+# with one seed, that this cannot tell.
+headline = re.search(r'<p class="headline">(.*?)</p>', html)
+assert headline and html.index('class="headline"') < html.index("<h2>Summary"), "no headline first"
+assert "By final FCD (lower is better)" in headline.group(1), headline.group(1)
+assert "cannot tell" in headline.group(1) and "--seeds 5" in headline.group(1), headline.group(1)
 
 bad = subprocess.run(base + ["--name", "bad", "--samples", "1001"], capture_output=True, text=True,
                      timeout=60)
