@@ -117,19 +117,23 @@ LayoutChecks CheckLayout(const Layout& l) {
     const uint64_t step = l.tile_length * l.element_bytes % l.align_bytes;
     const uint64_t period = step == 0 ? 1 : l.align_bytes / std::gcd(step, uint64_t{l.align_bytes});
     const uint64_t middle = tiles > 2 ? tiles - 2 : 0;
-    auto note = [&](uint64_t tile, uint64_t times) {
-      if (times == 0 || !unaligned(tile)) return;
-      c.unaligned_copies += times;
-      if (c.first_unaligned.size() < 4) c.first_unaligned.emplace_back(core, tile);
+    auto count = [&](uint64_t tile, uint64_t times) {
+      if (times > 0 && unaligned(tile)) c.unaligned_copies += times;
     };
     c.copies += tiles;
-    if (tiles > 0) note(0, 1);
+    if (tiles > 0) count(0, 1);
     for (uint64_t k = 0; k < std::min(middle, period); ++k) {
-      note(1 + k, middle / period + (k < middle % period ? 1 : 0));
+      count(1 + k, middle / period + (k < middle % period ? 1 : 0));
     }
-    if (tiles > 1) note(tiles - 1, 1);
-    if (c.first_unaligned.size() > 1) {
-      std::sort(c.first_unaligned.begin(), c.first_unaligned.end());
+    if (tiles > 1) count(tiles - 1, 1);
+    // The first few unaligned tiles, in order: within the first 4 periods
+    // (past them the middle tiles only repeat), then the last tile.
+    const uint64_t looked = std::min(tiles, 4 * period + 1);
+    for (uint64_t t = 0; t < looked && c.first_unaligned.size() < 4; ++t) {
+      if (unaligned(t)) c.first_unaligned.emplace_back(core, t);
+    }
+    if (looked < tiles && c.first_unaligned.size() < 4 && unaligned(tiles - 1)) {
+      c.first_unaligned.emplace_back(core, tiles - 1);
     }
   }
   c.idle_cores += l.cores_available - l.cores();
