@@ -77,9 +77,12 @@ std::string SummaryTable(const Results& results) {
 std::string Headline(const Results& results) {
   const bool images = results.study.images();
   const std::string key = images ? "fcd" : "modes_covered";
+  // The variants that measured it, and the best finite one among them.
+  std::vector<const VariantResults*> measured;
   const VariantResults* best = nullptr;
   for (const VariantResults& v : results.variants) {
     if (v.runs.empty() || !v.summary.count(key)) continue;
+    measured.push_back(&v);
     const double m = v.summary.at(key).mean;
     if (!std::isfinite(m)) continue;
     const double b = best ? best->summary.at(key).mean : 0;
@@ -91,14 +94,11 @@ std::string Headline(const Results& results) {
   out << "<p class=\"headline\"><b>What this run found.</b> ";
   const std::string measure = images ? "final FCD (lower is better)" : "modes covered (more is better)";
   out << "By " << measure << ", " << HtmlEscape(best->plan.name) << " did best: ";
-  bool first = true;
   size_t fewest = SIZE_MAX;
-  for (const VariantResults& v : results.variants) {
-    if (v.runs.empty() || !v.summary.count(key)) continue;
-    fewest = std::min(fewest, v.runs.size());
-    out << (first ? "" : ", ") << HtmlEscape(v.plan.name) << " "
-        << Number(v.summary.at(key).mean, images ? "%.0f" : "%.3g");
-    first = false;
+  for (const VariantResults* v : measured) {
+    fewest = std::min(fewest, v->runs.size());
+    out << (v == measured.front() ? "" : ", ") << HtmlEscape(v->plan.name) << " "
+        << Number(v->summary.at(key).mean, images ? "%.0f" : "%.3g");
   }
   out << ". ";
   if (fewest < 3) {
@@ -109,12 +109,10 @@ std::string Headline(const Results& results) {
            "3,000 steps) for intervals that can.";
   } else {
     const Summary& b = best->summary.at(key);
-    bool overlap = false;
-    for (const VariantResults& v : results.variants) {
-      if (&v == best || v.runs.empty() || !v.summary.count(key)) continue;
-      const Summary& o = v.summary.at(key);
-      overlap = overlap || (o.ci_low <= b.ci_high && b.ci_low <= o.ci_high);
-    }
+    const bool overlap = std::any_of(measured.begin(), measured.end(), [&](const VariantResults* v) {
+      const Summary& o = v->summary.at(key);
+      return v != best && o.ci_low <= b.ci_high && b.ci_low <= o.ci_high;
+    });
     out << (overlap ? "The 95% intervals over seeds overlap: the seeds cannot tell the "
                       "variants apart on this measure."
                     : "The 95% intervals over seeds do not overlap.");

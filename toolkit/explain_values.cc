@@ -324,12 +324,9 @@ uint64_t Predict(const ValueInput& in, const ValueModel& m, uint64_t i) {
       pass = !(gate <= 0);
       break;
   }
-  // Encoded as write_as, the bits stored as they are (half data only).
-  const auto store = [&](double v) {
-    return m.foreign_write ? FromDouble(write_as, v) : FromDouble(in.dtype, v);
-  };
   uint64_t bits =
-      pass ? (m.flush_inputs || converted ? store(value(passed)) : passed->bits[at(passed)])
+      pass ? (m.flush_inputs || converted ? FromDouble(write_as, value(passed))
+                                          : passed->bits[at(passed)])
       : m.zero_branch ? uint64_t{0}
       : m.through_set
           // Rounded to the narrower type, then stored exactly in the wider.

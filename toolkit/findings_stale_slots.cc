@@ -163,23 +163,23 @@ void FindStaleSlots(Analysis& s) {
   const Layout& plan = *s.in.plan;
   const std::vector<uint64_t> open = s.Open();
   if (open.size() < 8 || plan.tile_length < 4) return;
+  // Whether output element i holds what its slot held before its tile.
+  const auto holds_earlier = [&](uint64_t i) {
+    const Layout::Location at = plan.Locate(i);
+    return at.inside && HoldsOneOf(s, SlotContents(s, plan, at.core, at.tile, i - at.tile_start),
+                                   s.in.output.bits[i]);
+  };
   // Every open element holds what its slot held before, and some of them an
   // earlier result (not only the zeros of a slot never used).
   uint64_t zeros = 0;
-  std::vector<char> holds(s.n, 0);
+  std::vector<char> is_open(s.n, 0);
   for (uint64_t i : open) {
-    const Layout::Location at = plan.Locate(i);
-    if (!at.inside ||
-        !HoldsOneOf(s, SlotContents(s, plan, at.core, at.tile, i - at.tile_start), s.in.output.bits[i])) {
-      return;
-    }
-    holds[i] = 1;
+    if (!holds_earlier(i)) return;
+    is_open[i] = 1;
     zeros += HoldsLeftover(s.values, Leftover::kZero, 0, i);
   }
   if (zeros == open.size()) return;
   const SlotHistory h(s, plan);
-  std::vector<char> is_open(s.n, 0);
-  for (uint64_t i : open) is_open[i] = 1;
   const std::string counts = std::to_string(open.size() - zeros) + " an earlier tile's, " +
                              std::to_string(zeros) + " zeros from before the slot's first use";
   json details = {{"elements", open.size()},
@@ -217,10 +217,7 @@ void FindStaleSlots(Analysis& s) {
   // A region may take in right elements whose result equals the slot's
   // earlier contents; any other element must hold those contents.
   const auto allowed = [&](uint64_t i) {
-    if (holds[i] || !h.informative[i]) return true;
-    const Layout::Location at = plan.Locate(i);
-    return at.inside &&
-           HoldsOneOf(s, SlotContents(s, plan, at.core, at.tile, i - at.tile_start), s.in.output.bits[i]);
+    return is_open[i] || !h.informative[i] || holds_earlier(i);
   };
   if (const std::optional<Region> region = InferRegion(*s.Features(), open, allowed);
       region && !region->constraints.empty() && InsideTiles(*region)) {

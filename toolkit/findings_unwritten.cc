@@ -322,9 +322,11 @@ void FindScatteredUnwritten(Analysis& s, size_t first_span_finding) {
       if (features->In(*region, i) && looks(i)) s.explained[i] = 1;
     }
     std::string cause = CauseOfInferred(details, s.places.plan);
-    const auto partly = std::count_if(members.begin(), members.end(),
-                                      [&](uint64_t i) { return PartlyWritten(s, i); });
-    if (content == Leftover::kZero && partly > 0) {
+    const auto partly = content != Leftover::kZero
+                            ? 0
+                            : std::count_if(members.begin(), members.end(),
+                                            [&](uint64_t i) { return PartlyWritten(s, i); });
+    if (partly > 0) {
       details["partly_written"] = partly;
       cause += "; " + std::to_string(partly) +
                " element(s) at the region's start hold only their first bytes: the copy ended "

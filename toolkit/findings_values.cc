@@ -305,14 +305,17 @@ Finding ValueFinding(const Analysis& s, const ValueExplanation& v) {
           details};
 }
 
+// Whether a region's elements (ascending) are the output's last ones, all of them.
+bool OutputsEnd(const std::vector<uint64_t>& inside, uint64_t n) {
+  return !inside.empty() && inside.back() + 1 == n && inside.size() == n - inside.front();
+}
+
 // A region found from the indices is a place only when enough elements say
 // so: a few elements fit some region by coincidence, except at the
 // output's end (a remainder of 4, however the region is spelt: the last
 // indices, or the even split's remainder as offsets in the last core).
-bool Meaningful(const RegionFeatures& features, const Region& r, uint64_t members, uint64_t n) {
-  if (members >= 8) return true;
-  const std::vector<uint64_t> inside = features.Elements(r);
-  return !inside.empty() && inside.back() + 1 == n && inside.size() == n - inside.front();
+bool Meaningful(const std::vector<uint64_t>& inside, uint64_t members, uint64_t n) {
+  return members >= 8 || OutputsEnd(inside, n);
 }
 
 // A confined region in words: a suffix of the output as the plan's end
@@ -320,9 +323,7 @@ bool Meaningful(const RegionFeatures& features, const Region& r, uint64_t member
 // other as the inferred region's constraints.
 std::string WhereConfined(Analysis& s, const Region& region, const std::vector<uint64_t>& inside,
                           const std::vector<char>& ok, json* where) {
-  const bool suffix = !inside.empty() && inside.back() + 1 == s.n &&
-                      inside.size() == s.n - inside.front();
-  if (!suffix || !s.in.plan) return DescribeInferred(*s.Features(), region, where);
+  if (!OutputsEnd(inside, s.n) || !s.in.plan) return DescribeInferred(*s.Features(), region, where);
   uint64_t first = inside.front();
   const uint64_t remainder = RemainderStart(*s.in.plan);
   if (remainder < first && std::all_of(ok.begin() + static_cast<int64_t>(remainder),
@@ -382,8 +383,9 @@ void FindConfinedValues(Analysis& s, const std::vector<char>& in_place) {
       std::vector<uint64_t> members = t.members;
       std::optional<Region> region = InferRegion(*features, members, allowed);
       if (!region) region = InferPartRegion(*features, t.members, allowed, &members);
-      if (!region || !Meaningful(*features, *region, members.size(), s.n)) continue;
+      if (!region) continue;
       const std::vector<uint64_t> inside = features->Elements(*region);
+      if (!Meaningful(inside, members.size(), s.n)) continue;
       // A region whose every element holds one leftover (zeros, the input,
       // dy) is a region never written, however a model also predicts it:
       // the place detectors name it.

@@ -154,8 +154,6 @@ int main(int argc, char** argv) {
   leaky::tools::AddGanCommand(app, run);
   leaky::tools::AddPrecisionCommand(app, run);
 #endif
-  // Exit status: 0 success, 1 a verdict of failure (`leaky check` found a
-  // mismatch), 2 unusable input or arguments (one line: Unusable).
   // Commands of the full build that this one was configured without: said
   // with the command that builds them, not as unknown.
   struct Absent {
@@ -179,6 +177,8 @@ int main(int argc, char** argv) {
                                "): " + a.how);
     }
   }
+  // Exit status: 0 success, 1 a verdict of failure (`leaky check` found a
+  // mismatch), 2 unusable input or arguments (one line: Unusable).
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
