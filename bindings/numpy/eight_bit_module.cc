@@ -69,8 +69,7 @@ py::array Forward(const py::array& x_in, const Quant& quant, const std::optional
 }
 
 void CheckSameShape(const py::array& dy, const py::array& saved, const char* name) {
-  if (dy.ndim() != saved.ndim() ||
-      !std::equal(dy.shape(), dy.shape() + dy.ndim(), saved.shape())) {
+  if (dy.ndim() != saved.ndim() || !std::equal(dy.shape(), dy.shape() + dy.ndim(), saved.shape())) {
     throw py::value_error(std::string("dy and ") + name + " have different shapes");
   }
 }
@@ -123,29 +122,30 @@ void AddEightBit(py::module_& m) {
                                      bool saved_is_result, const Quant& quant,
                                      std::optional<py::array> out, int threads) {
     const leaky_options o{threads, -1, nullptr};
-    return Backward(dy, saved, quant, out, [&](const leaky_q8_params& q, size_t n, const void* g,
-                                               const void* s, void* d) {
-      return leaky_q8_leaky_relu_backward(&q, n, g, s, saved_is_result ? 1 : 0, d, slope, &o);
-    });
+    return Backward(dy, saved, quant, out,
+                    [&](const leaky_q8_params& q, size_t n, const void* g, const void* s, void* d) {
+                      return leaky_q8_leaky_relu_backward(&q, n, g, s, saved_is_result ? 1 : 0, d,
+                                                          slope, &o);
+                    });
   });
   m.def("q8_rrelu_eval_backward", [](const py::array& dy, const py::array& x, double lower,
-                                     double upper, const Quant& quant,
-                                     std::optional<py::array> out, int threads) {
+                                     double upper, const Quant& quant, std::optional<py::array> out,
+                                     int threads) {
     const leaky_options o{threads, -1, nullptr};
-    return Backward(dy, x, quant, out, [&](const leaky_q8_params& q, size_t n, const void* g,
-                                           const void* s, void* d) {
-      return leaky_q8_rrelu_eval_backward(&q, n, g, s, d, lower, upper, &o);
-    });
+    return Backward(dy, x, quant, out,
+                    [&](const leaky_q8_params& q, size_t n, const void* g, const void* s, void* d) {
+                      return leaky_q8_rrelu_eval_backward(&q, n, g, s, d, lower, upper, &o);
+                    });
   });
   m.def("q8_elu_backward", [](const py::array& dy, const py::array& saved, double alpha,
                               double scale, double input_scale, bool saved_is_result,
                               const Quant& quant, std::optional<py::array> out, int threads) {
     const leaky_options o{threads, -1, nullptr};
-    return Backward(dy, saved, quant, out, [&](const leaky_q8_params& q, size_t n, const void* g,
-                                               const void* s, void* d) {
-      return leaky_q8_elu_backward(&q, n, g, s, saved_is_result ? 1 : 0, d, alpha, scale,
-                                   input_scale, &o);
-    });
+    return Backward(dy, saved, quant, out,
+                    [&](const leaky_q8_params& q, size_t n, const void* g, const void* s, void* d) {
+                      return leaky_q8_elu_backward(&q, n, g, s, saved_is_result ? 1 : 0, d, alpha,
+                                                   scale, input_scale, &o);
+                    });
   });
   // PReLU: the channel axis of x (leaky.h's [outer, channels, inner] view);
   // returns (dx, dweight), dweight float32 of the weight's length.
@@ -156,20 +156,8 @@ void AddEightBit(py::module_& m) {
           const leaky_q8_params q = ParamsOf(quant);
           const py::array dy = Bytes(dy_in, q, "dy"), x = Bytes(x_in, q, "x");
           CheckSameShape(dy, x, "x");
-          const py::ssize_t rank = x.ndim();
-          if (axis < 0) axis += static_cast<int>(rank);
-          if (axis < 0 || axis >= rank) {
-            throw py::value_error("axis " + std::to_string(axis) + " is outside the input's " +
-                                  std::to_string(rank) + " axes");
-          }
-          const size_t channels = static_cast<size_t>(x.shape(axis));
-          if (weight.ndim() != 1 || static_cast<size_t>(weight.size()) != channels) {
-            throw py::value_error("weight must be 1-D with " + std::to_string(channels) +
-                                  " elements (the channel axis's length)");
-          }
-          size_t outer = 1, inner = 1;
-          for (py::ssize_t d = 0; d < axis; ++d) outer *= static_cast<size_t>(x.shape(d));
-          for (py::ssize_t d = axis + 1; d < rank; ++d) inner *= static_cast<size_t>(x.shape(d));
+          const auto [outer, channels, inner] = leaky::numpy::AroundAxis(x, axis);
+          leaky::numpy::CheckPerChannel(weight, channels, "weight");
           py::array dx = OutputLike(dy, std::nullopt);
           py::array_t<float> dweight(static_cast<py::ssize_t>(channels));
           const leaky_options o{threads, -1, nullptr};
@@ -195,9 +183,8 @@ void AddEightBit(py::module_& m) {
   });
   m.def("fp8_to_f32", [](const py::array_t<uint8_t, py::array::c_style>& x, int type) {
     py::array_t<float> y(std::vector<py::ssize_t>(x.shape(), x.shape() + x.ndim()));
-    leaky::numpy::Check(leaky_fp8_to_f32(static_cast<leaky_type8>(type),
-                                         static_cast<size_t>(x.size()), x.data(),
-                                         y.mutable_data()));
+    leaky::numpy::Check(leaky_fp8_to_f32(
+        static_cast<leaky_type8>(type), static_cast<size_t>(x.size()), x.data(), y.mutable_data()));
     return y;
   });
 }

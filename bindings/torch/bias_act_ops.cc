@@ -1,6 +1,7 @@
 // bias_act (StyleGAN's fused bias + activation + gain + clamp, with optional
 // dropout whose keep mask is saved as one bit per element) as `leaky`
-// PyTorch operators: bias_act, bias_act_dropout, bias_act_backward.
+// PyTorch operators: bias_act, bias_act_dropout, bias_act_backward and
+// bias_act_dropout_backward.
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 #include <torch/csrc/autograd/VariableTypeUtils.h>
@@ -146,6 +147,15 @@ std::tuple<at::Tensor, at::Tensor> BiasActBackwardCpu(
           "bias_act_backward");
   }
   return {dx, db};
+}
+
+// The family's bias_act_dropout backward (leaky/family.h): bias_act_backward
+// given the forward's mask. Not differentiable itself.
+std::tuple<at::Tensor, at::Tensor> BiasActDropoutBackwardCpu(
+    const at::Tensor& grad_output, const at::Tensor& x, const c10::optional<at::Tensor>& b,
+    int64_t dim, c10::string_view act, double alpha, double gain, c10::optional<double> clamp,
+    const at::Tensor& mask, double dropout_p) {
+  return BiasActBackwardCpu(grad_output, x, b, dim, act, alpha, gain, clamp, mask, dropout_p);
 }
 
 using BiasActSignature = at::Tensor(const at::Tensor&, const c10::optional<at::Tensor>&, int64_t,
@@ -330,6 +340,13 @@ std::tuple<at::Tensor, at::Tensor> BiasActBackwardMeta(
           at::empty({with_bias ? x.size(axis) : 0}, x.options())};
 }
 
+std::tuple<at::Tensor, at::Tensor> BiasActDropoutBackwardMeta(
+    const at::Tensor& grad_output, const at::Tensor& x, const c10::optional<at::Tensor>& b,
+    int64_t dim, c10::string_view act, double alpha, double gain, c10::optional<double> clamp,
+    const at::Tensor& mask, double dropout_p) {
+  return BiasActBackwardMeta(grad_output, x, b, dim, act, alpha, gain, clamp, mask, dropout_p);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(leaky, m) {
@@ -345,12 +362,16 @@ TORCH_LIBRARY_FRAGMENT(leaky, m) {
   // differentiable form, and saves this mask.
   m.def("bias_act_dropout(Tensor x, Tensor? b, int dim, str act, float? alpha, float? gain, "
         "float? clamp, float dropout_p, int seed, int offset) -> (Tensor, Tensor)");
+  m.def("bias_act_dropout_backward(Tensor grad_output, Tensor x, Tensor? b, int dim, str act, "
+        "float alpha, float gain, float? clamp, Tensor mask, float dropout_p) "
+        "-> (Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(leaky, CPU, m) {
   m.impl("bias_act", &BiasActCpu);
   m.impl("bias_act_backward", &BiasActBackwardCpu);
   m.impl("bias_act_dropout", &BiasActDropoutCpu);
+  m.impl("bias_act_dropout_backward", &BiasActDropoutBackwardCpu);
 }
 
 TORCH_LIBRARY_IMPL(leaky, Autograd, m) {
@@ -362,12 +383,14 @@ TORCH_LIBRARY_IMPL(leaky, Meta, m) {
   m.impl("bias_act", &BiasActMeta);
   m.impl("bias_act_dropout", &BiasActDropoutMeta);
   m.impl("bias_act_backward", &BiasActBackwardMeta);
+  m.impl("bias_act_dropout_backward", &BiasActDropoutBackwardMeta);
 }
 
 // bias_act_dropout has no autograd of its own: CPU tensors fall through to the CPU
 // kernel (PyTorch's AutogradCPU fallthrough); meta tensors need it said.
 TORCH_LIBRARY_IMPL(leaky, AutogradMeta, m) {
   m.impl("bias_act_dropout", torch::CppFunction::makeFallthrough());
+  m.impl("bias_act_dropout_backward", torch::CppFunction::makeFallthrough());
 }
 
 }  // namespace leaky::torch_ops

@@ -267,7 +267,8 @@ LEAKY_API leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const v
  * (1 / (1 - p) computed in the compute type from 1 - p rounded to it, as
  * PyTorch's dropout; a NaN u stays NaN even when dropped, as u * 0). `mask`
  * receives one bit per element, bit i % 8 of byte i / 8 set when element i
- * is kept ((n + 7) / 8 bytes). p must be in [0, 1). */
+ * is kept ((n + 7) / 8 bytes; the last byte's bits past element n - 1 are
+ * 0). p must be in [0, 1). */
 typedef struct leaky_dropout_params {
   double p;
   uint64_t seed;

@@ -20,15 +20,138 @@ _native = _library.load_native()
 
 def leaky_relu(x, negative_slope=0.01, out=None, num_threads=0):
     """y = x if x > 0 else x * negative_slope (half types computed in float32)."""
-    return _native.leaky_relu(_np.asarray(x), negative_slope, out, num_threads)
+    return _native.leaky_relu(_np.asarray(x), float(negative_slope), out, int(num_threads))
 
 
 def leaky_relu_backward(dy, saved, negative_slope, saved_is_result=False, out=None,
                         num_threads=0):
     """dx = dy if saved > 0 else dy * negative_slope; `saved` is the forward
     input, or its result with saved_is_result (needs negative_slope >= 0)."""
-    return _native.leaky_relu_backward(_np.asarray(dy), _np.asarray(saved), negative_slope,
-                                       saved_is_result, out, num_threads)
+    return _native.leaky_relu_backward(_np.asarray(dy), _np.asarray(saved), float(negative_slope),
+                                       bool(saved_is_result), out, int(num_threads))
+
+
+def relu(x, out=None, num_threads=0):
+    """y = 0 if x < 0 else x, as torch.relu (NaN propagates, -0 stays -0)."""
+    return _native.relu(_np.asarray(x), out, int(num_threads))
+
+
+def relu_backward(dy, saved, out=None, num_threads=0):
+    """dx = 0 if saved <= 0 else dy; `saved` is the forward input or its
+    result (the same answer from either)."""
+    return _native.relu_backward(_np.asarray(dy), _np.asarray(saved), out, int(num_threads))
+
+
+def elu(x, alpha=1.0, scale=1.0, input_scale=1.0, out=None, num_threads=0):
+    """y = expm1(x * input_scale) * alpha * scale if x <= 0 else x * scale,
+    as F.elu (SELU: its alpha and scale); expm1 within the ulp bounds of
+    leaky/reference.hpp."""
+    return _native.elu(_np.asarray(x), float(alpha), float(scale), float(input_scale), out,
+                       int(num_threads))
+
+
+def elu_backward(dy, saved, alpha=1.0, scale=1.0, input_scale=1.0, saved_is_result=False,
+                 out=None, num_threads=0):
+    """ELU's gradient from the forward input, or from its result with
+    saved_is_result (needs alpha >= 0); leaky.h gives the formulas."""
+    return _native.elu_backward(_np.asarray(dy), _np.asarray(saved), float(alpha), float(scale),
+                                float(input_scale), bool(saved_is_result), out, int(num_threads))
+
+
+def prelu(x, weight, axis=1, out=None, num_threads=0):
+    """y = x if x > 0 else weight[c] * x, c the index along `axis` (a
+    one-element weight is shared by every element), as F.prelu."""
+    return _native.prelu(_np.asarray(x), _np.asarray(weight), int(axis), out, int(num_threads))
+
+
+def prelu_backward(dy, x, weight, axis=1, out=None, num_threads=0):
+    """Returns (dx, dweight): dx = dy if x > 0 else weight[c] * dy; dweight
+    per channel the sum of x * dy where x <= 0, accumulated in double and
+    rounded once (the same bits for any thread count)."""
+    return _native.prelu_backward(_np.asarray(dy), _np.asarray(x), _np.asarray(weight), int(axis),
+                                  out, int(num_threads))
+
+
+def rrelu(x, lower=1 / 8, upper=1 / 3, training=False, seed=0, offset=0, out=None,
+          num_threads=0):
+    """F.rrelu: in training each x <= 0 gets a slope from U(lower, upper)
+    drawn by the Philox stream (seed, offset) in memory order, the same for
+    any thread count (advance offset by x.size per call for fresh slopes); in
+    evaluation the slope is (lower + upper) / 2."""
+    return _native.rrelu(_np.asarray(x), float(lower), float(upper), bool(training), int(seed),
+                         int(offset), out, False, int(num_threads))
+
+
+def rrelu_with_noise(x, lower=1 / 8, upper=1 / 3, training=False, seed=0, offset=0, out=None,
+                     num_threads=0):
+    """rrelu returning (y, noise): each element's slope (1 where x > 0), as
+    PyTorch's rrelu_with_noise."""
+    return _native.rrelu(_np.asarray(x), float(lower), float(upper), bool(training), int(seed),
+                         int(offset), out, True, int(num_threads))
+
+
+def rrelu_backward(dy, x, lower=1 / 8, upper=1 / 3, training=False, seed=0, offset=0, out=None,
+                   num_threads=0):
+    """dx = dy * r where x <= 0, else dy: r drawn again from (seed, offset)
+    exactly as the forward drew it (no noise array needed)."""
+    return _native.rrelu_backward(_np.asarray(dy), _np.asarray(x), float(lower), float(upper),
+                                  bool(training), int(seed), int(offset), out, int(num_threads))
+
+
+def _opt_float(v):
+    return None if v is None else float(v)
+
+
+def bias_act(x, b=None, axis=1, act="lrelu", alpha=None, gain=None, clamp=None, dropout_p=0.0,
+             seed=0, offset=0, out=None, num_threads=0):
+    """clamp(act(x + b) * gain, -clamp, clamp) in one pass, as StyleGAN's
+    bias_act (act: "lrelu", "relu", "linear"; b along `axis`). alpha and gain
+    not given take StyleGAN's defaults: linear gain 1; relu gain sqrt(2);
+    lrelu alpha 0.2, gain sqrt(2). Equals the unfused sequence bit for bit in
+    float32/float64. dropout_p > 0 also drops out, as bias_act_dropout."""
+    return _native.bias_act(_np.asarray(x), None if b is None else _np.asarray(b), int(axis),
+                            str(act), _opt_float(alpha), _opt_float(gain), _opt_float(clamp),
+                            float(dropout_p), int(seed), int(offset), False, out,
+                            int(num_threads))
+
+
+def bias_act_backward(dy, x, b=None, axis=1, act="lrelu", alpha=None, gain=None, clamp=None,
+                      out=None, num_threads=0):
+    """Returns (dx, db): bias_act's gradients (clamp passes the gradient where
+    -clamp <= the pre-clamp value <= clamp); db per channel, accumulated in
+    double and rounded once."""
+    return _native.bias_act_backward(_np.asarray(dy), _np.asarray(x),
+                                     None if b is None else _np.asarray(b), int(axis), str(act),
+                                     _opt_float(alpha), _opt_float(gain), _opt_float(clamp), None,
+                                     0.0, out, int(num_threads))
+
+
+def bias_act_dropout(x, b=None, axis=1, act="lrelu", alpha=None, gain=None, clamp=None,
+                     dropout_p=0.5, seed=0, offset=0, out=None, num_threads=0):
+    """bias_act then dropout, returning (y, mask): kept elements scaled by
+    1 / (1 - p), the keep decisions drawn from the Philox stream (seed,
+    offset) in memory order; mask is uint8 with one bit per element (bit
+    i % 8 of byte i // 8 set when element i was kept)."""
+    return _native.bias_act(_np.asarray(x), None if b is None else _np.asarray(b), int(axis),
+                            str(act), _opt_float(alpha), _opt_float(gain), _opt_float(clamp),
+                            float(dropout_p), int(seed), int(offset), True, out,
+                            int(num_threads))
+
+
+def bias_act_dropout_backward(dy, x, mask, b=None, axis=1, act="lrelu", alpha=None, gain=None,
+                              clamp=None, dropout_p=0.5, out=None, num_threads=0):
+    """Returns (dx, db): dy times (kept ? 1 / (1 - p) : 0) from the forward's
+    mask, then as bias_act_backward."""
+    return _native.bias_act_backward(_np.asarray(dy), _np.asarray(x),
+                                     None if b is None else _np.asarray(b), int(axis), str(act),
+                                     _opt_float(alpha), _opt_float(gain), _opt_float(clamp),
+                                     _np.asarray(mask), float(dropout_p), out, int(num_threads))
+
+
+def family():
+    """The rows of leaky/family.h: one dict per op and direction (op,
+    direction, the C and C++ names, operands, scalars, exactness, random)."""
+    return _native.family()
 
 
 # 8-bit data (leaky/eight_bit.h; docs/eight_bit.md): the type names and
@@ -135,6 +258,9 @@ simd_target = _native.simd_target
 version = _native.version
 pool_threads = _native.pool_threads  # threads of the library's own pool started so far
 
-__all__ = ["leaky_relu", "leaky_relu_backward", "q8_leaky_relu", "q8_relu", "q8_elu",
+__all__ = ["leaky_relu", "leaky_relu_backward", "relu", "relu_backward", "elu", "elu_backward",
+           "prelu", "prelu_backward", "rrelu", "rrelu_with_noise", "rrelu_backward", "bias_act",
+           "bias_act_backward", "bias_act_dropout", "bias_act_dropout_backward", "family",
+           "q8_leaky_relu", "q8_relu", "q8_elu",
            "q8_leaky_relu_backward", "q8_rrelu_eval_backward", "q8_elu_backward",
            "q8_prelu_backward", "fp8_from_f32", "fp8_to_f32", "simd_target", "version"]

@@ -1,0 +1,91 @@
+"""Every row of leaky/family.h in every layer: leaky.numpy, torch.ops.leaky,
+leaky.functional (forward; autograd gives the backward), the toolkit
+(leaky.testing's golden and check_op) and the OpenCL device
+(leaky.testing.opencl_<op>). A layer that lacks a row fails, and so does a
+row still listed below as missing that the layer now has: the list of
+gaps only shrinks. (The C and C++ entry points: tests/family_test.cc.)"""
+import pytest
+import torch
+
+import leaky  # noqa: F401  (loads torch.ops.leaky)
+import leaky.functional
+import leaky.numpy as lnp
+import leaky.testing
+
+ROWS = lnp.family()
+OPS = sorted({row["op"] for row in ROWS})
+
+# Not there yet (issue 44, items 3 and 4): the toolkit and the device run
+# LeakyReLU only.
+MISSING = {(layer, op, direction) for layer in ("toolkit", "device")
+           for op in OPS if op != "leaky_relu" for direction in ("forward", "backward")}
+
+
+def python_name(row):
+    return row["op"] if row["direction"] == "forward" else row["op"] + "_backward"
+
+
+def torch_op(name):
+    try:
+        return getattr(torch.ops.leaky, name)
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def has(layer, row):
+    name = python_name(row)
+    if layer == "numpy":
+        return callable(getattr(lnp, name, None))
+    if layer == "torch.ops":
+        return torch_op(name) is not None
+    if layer == "functional":  # forward functions; their backward is autograd's
+        return row["direction"] == "backward" or callable(getattr(leaky.functional, name, None))
+    if layer == "toolkit":
+        return row["op"] in leaky.testing.OPS
+    if layer == "device":
+        return callable(getattr(leaky.testing, "opencl_" + row["op"], None))
+    raise AssertionError(layer)
+
+
+LAYERS = ["numpy", "torch.ops", "functional", "toolkit", "device"]
+
+
+def test_the_list_is_the_family():
+    assert OPS == ["bias_act", "bias_act_dropout", "elu", "leaky_relu", "prelu", "relu", "rrelu"]
+    assert len(ROWS) == 2 * len(OPS)
+    for row in ROWS:
+        assert row["c_name"].startswith("leaky_") and row["c_name"].endswith(row["direction"])
+        assert row["inputs"] and row["outputs"]
+        assert row["random"] == ("seed" in row["scalars"] and row["direction"] == "forward"
+                                 or row["op"] == "rrelu")
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_every_layer_has_every_row(layer):
+    lacking = [(row["op"], row["direction"]) for row in ROWS
+               if not has(layer, row) and (layer, row["op"], row["direction"]) not in MISSING]
+    assert not lacking, f"{layer} lacks {lacking}"
+    gained = [(row["op"], row["direction"]) for row in ROWS
+              if has(layer, row) and (layer, row["op"], row["direction"]) in MISSING]
+    assert not gained, f"{layer} now has {gained}: take them out of MISSING"
+
+
+def test_every_op_the_toolkit_names_runs_golden_and_check():
+    for op in leaky.testing.OPS:
+        assert op in OPS
+    for direction in ("forward", "backward"):
+        g = leaky.testing.golden(dtype="f32", elems=100, op=direction)
+        assert len(g) >= 2
+
+
+def test_the_docs_table_is_generated_from_the_list():
+    import importlib.util
+    import pathlib
+    script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "family_table.py"
+    spec = importlib.util.spec_from_file_location("family_table", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    block = module.BLOCK.search(module.DOC.read_text())
+    assert block is not None and block.group(2) == module.table(), \
+        "docs/semantics.md's family table is stale: run scripts/family_table.py --write"
+    assert block.group(2).count("\n") == len(ROWS) + 2
