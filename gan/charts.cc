@@ -147,7 +147,7 @@ YScale ChooseY(const std::vector<std::pair<double, std::string>>& values, bool l
   }
   if (lowest > 0 && log) {
     y.scale = {{"type", "log"}};
-    y.axis = {{"values", tools::LogTicks(lowest, highest)}, {"format", "~g"}};
+    y.axis = {{"values", toolkit::LogTicks(lowest, highest)}, {"format", "~g"}};
     if (y.axis["values"].size() < 2) y.axis.erase("values");
     return y;
   }
@@ -345,7 +345,7 @@ json PanelSort(const std::vector<Panel>& panels) {
 
 }  // namespace
 
-std::string TrainingCharts(const Results& results, const tools::VegaScripts& scripts) {
+std::string TrainingCharts(const Results& results, const toolkit::VegaScripts& scripts) {
   if (!scripts.ok()) return "<p class=\"vega-missing\">" + scripts.missing + ".</p>";
   const std::vector<Panel> panels = Panels(results);
   struct Measure {
@@ -398,12 +398,12 @@ std::string TrainingCharts(const Results& results, const tools::VegaScripts& scr
                         {{"width", 200},
                          {"height", 120},
                          {"layer", PanelLayers(m.y_title, y, colour, m.points, Seeds(results))}}}};
-    html += tools::VegaChart(scripts, "training-" + std::to_string(index++), spec);
+    html += toolkit::VegaChart(scripts, "training-" + std::to_string(index++), spec);
   }
   return html;
 }
 
-std::string LayerCharts(const Results& results, const tools::VegaScripts& scripts) {
+std::string LayerCharts(const Results& results, const toolkit::VegaScripts& scripts) {
   if (!scripts.ok()) return "<p class=\"vega-missing\">" + scripts.missing + ".</p>";
   const std::vector<Panel> panels = Panels(results);
   const json colour = ColourScale(panels);
@@ -445,7 +445,7 @@ std::string LayerCharts(const Results& results, const tools::VegaScripts& script
          {{"width", 150},
           {"height", 80},
           {"layer", PanelLayers("fraction", y, colour, false, Seeds(results))}}}};
-    html += tools::VegaChart(scripts, "layers-" + std::to_string(index++), spec);
+    html += toolkit::VegaChart(scripts, "layers-" + std::to_string(index++), spec);
   }
   return html;
 }

@@ -14,11 +14,11 @@ namespace leaky::gan {
 
 // Losses, D outputs, the gradient norm, step time and sample quality over
 // training: one faceted chart per measure.
-std::string TrainingCharts(const Results& results, const tools::VegaScripts& scripts);
+std::string TrainingCharts(const Results& results, const toolkit::VegaScripts& scripts);
 
 // Fraction exactly 0, fraction <= 0 and dead channels over training: one
 // chart per measure, a row of panels per variant and a column per layer.
-std::string LayerCharts(const Results& results, const tools::VegaScripts& scripts);
+std::string LayerCharts(const Results& results, const toolkit::VegaScripts& scripts);
 
 }  // namespace leaky::gan
 

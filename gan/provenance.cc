@@ -24,7 +24,7 @@ std::string ReadAll(const char* path) {
 // The SHA-256 of this process's executable, or "unreadable".
 std::string BinarySha256() {
   const std::string bytes = ReadAll("/proc/self/exe");
-  const std::string hex = bytes.empty() ? "" : tools::Sha256Hex(bytes);
+  const std::string hex = bytes.empty() ? "" : toolkit::Sha256Hex(bytes);
   return hex.empty() ? "unreadable" : hex;
 }
 

@@ -16,7 +16,7 @@
 namespace leaky::gan {
 namespace {
 
-using tools::HtmlEscape;
+using toolkit::HtmlEscape;
 
 std::string Number(double v, const char* format = "%.4g") {
   if (!std::isfinite(v)) return "-";
@@ -258,7 +258,7 @@ std::string Base64(const std::vector<uint8_t>& bytes) {
 }
 
 std::string RenderReport(const Results& results, const std::string& run_dir,
-                         const tools::VegaScripts& scripts) {
+                         const toolkit::VegaScripts& scripts) {
   const Study& study = results.study;
   std::ostringstream html;
   html << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>leaky GAN lab: "
@@ -269,7 +269,7 @@ std::string RenderReport(const Results& results, const std::string& run_dir,
        << ".num{text-align:right;white-space:nowrap}.right{text-align:right}th.group{text-align:center}"
        << ".group{border-left:2px solid #999}.grids figure{display:inline-block;margin:4px}"
        << ".grids img{image-rendering:pixelated;width:240px}.note{color:#555;max-width:70em}</style>"
-       << tools::VegaHead(scripts) << "</head><body>";
+       << toolkit::VegaHead(scripts) << "</head><body>";
   html << "<h1>GAN lab: " << HtmlEscape(study.name) << "</h1><p>Data: <b>" << HtmlEscape(study.dataset)
        << "</b>, " << study.steps << " steps, batch " << study.batch << ", " << study.seeds
        << " seed(s), " << study.threads << " thread(s). Layers a variant does "

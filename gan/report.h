@@ -16,7 +16,7 @@ namespace leaky::gan {
 // Without the charting scripts (`scripts.missing`), the page has every
 // table and sample and says in place of each chart section how to fetch them.
 std::string RenderReport(const Results& results, const std::string& run_dir,
-                         const tools::VegaScripts& scripts);
+                         const toolkit::VegaScripts& scripts);
 
 // `bytes` in Base64 (the report's images are data URIs).
 std::string Base64(const std::vector<uint8_t>& bytes);

@@ -12,7 +12,7 @@
 
 #include "findings.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -140,4 +140,4 @@ CheckResult Diagnose(const CheckInput& in) {
   return r;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

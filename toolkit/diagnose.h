@@ -3,8 +3,8 @@
 // written, a correct result at another index - in the plan's terms, one
 // finding per fault, "ambiguous" where two causes fit the output equally.
 // Pure: no I/O.
-#ifndef LEAKY_TOOLS_DIAGNOSE_H_
-#define LEAKY_TOOLS_DIAGNOSE_H_
+#ifndef LEAKY_TOOLKIT_DIAGNOSE_H_
+#define LEAKY_TOOLKIT_DIAGNOSE_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -18,7 +18,7 @@
 #include "layout.h"
 #include "leaky/tiling.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 struct CheckInput {
   leaky_dtype dtype = LEAKY_F32;
@@ -32,6 +32,12 @@ struct CheckInput {
   bool strict_zero_sign = false;     // -0 against +0 is a mismatch, not a note
   bool allow_rounding = false;       // a systematic rounding mode passes within max_ulp
   std::optional<Layout> plan;        // the kernel's split: maps indices to cores and tiles
+  // The op is LeakyReLU, whose ways of being computed wrong the value
+  // models know (a slope, a rounding, a flush). Another op of the family
+  // (leaky/family.h) is checked by place only: what never was written,
+  // what landed elsewhere, NaNs and zero signs; its wrong values are left
+  // unexplained rather than explained as a LeakyReLU's.
+  bool leaky_relu_values = true;
   // One-byte data (leaky/eight_bit.h): its type and parameters; `dtype`,
   // max_ulp and allow_rounding are then unused (bytes compare exactly).
   // The arrays' bits are the bytes, their values the real values
@@ -70,6 +76,6 @@ uint64_t DefaultMaxUlp(leaky_dtype dtype);
 
 CheckResult Diagnose(const CheckInput& input);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_DIAGNOSE_H_
+#endif  // LEAKY_TOOLKIT_DIAGNOSE_H_

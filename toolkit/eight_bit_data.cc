@@ -6,7 +6,7 @@
 #include <numeric>
 #include <random>
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 leaky_q8_params DefaultQ8Params(leaky_type8 type) {
   leaky_q8_params q = leaky_q8_params_init(type);
@@ -72,4 +72,4 @@ Array DecodeBytes(const std::string& what, const std::vector<uint8_t>& bytes,
   return array;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

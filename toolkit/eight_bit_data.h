@@ -2,8 +2,8 @@
 // byte value, shuffled), the golden, which the library's own 8-bit path
 // computes, as the float golden comes from its scalar reference, and the
 // bytes' real values.
-#ifndef LEAKY_TOOLS_EIGHT_BIT_DATA_H_
-#define LEAKY_TOOLS_EIGHT_BIT_DATA_H_
+#ifndef LEAKY_TOOLKIT_EIGHT_BIT_DATA_H_
+#define LEAKY_TOOLKIT_EIGHT_BIT_DATA_H_
 
 #include <cstdint>
 #include <string>
@@ -13,7 +13,7 @@
 #include "golden_io.h"
 #include "leaky/eight_bit.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // The default parameters of `leaky golden --dtype TYPE` (docs/toolkit.md
 // says why: exact ties on the positive side, and input and output zero
@@ -38,6 +38,6 @@ std::vector<uint8_t> Q8Reference(const leaky_q8_params& q, bool backward,
                                  const std::vector<uint8_t>& x, const std::vector<uint8_t>& dy,
                                  double slope);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_EIGHT_BIT_DATA_H_
+#endif  // LEAKY_TOOLKIT_EIGHT_BIT_DATA_H_

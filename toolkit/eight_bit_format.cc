@@ -6,7 +6,7 @@
 
 #include "golden_io.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -161,4 +161,4 @@ leaky_q8_params Q8FromJson(leaky_type8 type, const json& j) {
   return q;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -3,8 +3,8 @@
 // their parameters (the CLI, golden.json and the Python harness all refuse
 // through these) and golden.json's 8-bit fields. No library call: the
 // golden.json fuzz target builds it alone.
-#ifndef LEAKY_TOOLS_EIGHT_BIT_FORMAT_H_
-#define LEAKY_TOOLS_EIGHT_BIT_FORMAT_H_
+#ifndef LEAKY_TOOLKIT_EIGHT_BIT_FORMAT_H_
+#define LEAKY_TOOLKIT_EIGHT_BIT_FORMAT_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -13,7 +13,7 @@
 
 #include "leaky/eight_bit.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // "qu8", "qs8", "fp8_e4m3", "fp8_e5m2".
 const char* Type8Name(leaky_type8 type);
@@ -40,6 +40,6 @@ void CheckQ8Params(const leaky_q8_params& q, Q8Spelling spelling = Q8Spelling::k
 void Q8ToJson(const leaky_q8_params& q, nlohmann::json* j);
 leaky_q8_params Q8FromJson(leaky_type8 type, const nlohmann::json& j);  // throws GoldenError
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_EIGHT_BIT_FORMAT_H_
+#endif  // LEAKY_TOOLKIT_EIGHT_BIT_FORMAT_H_

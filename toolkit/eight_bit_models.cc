@@ -6,7 +6,7 @@
 
 #include "eight_bit_data.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 namespace {
 
@@ -273,4 +273,4 @@ std::optional<uint64_t> Q8Steps(leaky_type8 type, uint8_t a, uint8_t b) {
   return static_cast<uint64_t>(std::abs(ordered(a) - ordered(b)));
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -6,8 +6,8 @@
 // element's byte from its inputs, computed here from the exact real value
 // (integer arithmetic, not the library's tables), so the exact model
 // reproducing the golden is itself a check.
-#ifndef LEAKY_TOOLS_EIGHT_BIT_MODELS_H_
-#define LEAKY_TOOLS_EIGHT_BIT_MODELS_H_
+#ifndef LEAKY_TOOLKIT_EIGHT_BIT_MODELS_H_
+#define LEAKY_TOOLKIT_EIGHT_BIT_MODELS_H_
 
 #include <cstdint>
 #include <optional>
@@ -16,7 +16,7 @@
 
 #include "leaky/eight_bit.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 struct Q8Model {
   // How the real value is computed before it is rounded.
@@ -73,6 +73,6 @@ bool Q8IsTie(const Q8Problem& p, uint8_t x);
 // on fp8's number line (-0 and +0 together); nullopt when either is a NaN.
 std::optional<uint64_t> Q8Steps(leaky_type8 type, uint8_t a, uint8_t b);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_EIGHT_BIT_MODELS_H_
+#endif  // LEAKY_TOOLKIT_EIGHT_BIT_MODELS_H_

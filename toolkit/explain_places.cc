@@ -9,7 +9,7 @@
 
 #include "explain_values.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 const char* LeftoverName(Leftover c) {
   switch (c) {
@@ -158,6 +158,15 @@ struct Finder {
         }
       }
       if (best_len < kGram) continue;
+      // A run of one value (ReLU's zeros, a clamp's bound) matches wherever
+      // the golden repeats that value: it says nothing about where the
+      // results came from, and a region never written is the likelier
+      // reading (Unwritten's).
+      bool constant = true;
+      for (uint64_t k = 1; k < best_len && constant; ++k) {
+        constant = out.bits[i + k] == out.bits[i];
+      }
+      if (constant) continue;
       const int64_t shift = static_cast<int64_t>(best_j) - static_cast<int64_t>(i);
       uint64_t end = i + best_len;
       // A run that ends a few elements past a plan boundary matched them by
@@ -300,4 +309,4 @@ PlaceExplanation ExplainPlaces(const PlaceInput& in, const GoldenGrams& grams,
   return e;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -5,8 +5,8 @@
 // shift, a shift per core or per tile, a tile permuted inside itself).
 // findings_regions names the spans found in the plan's own terms. Pure: no
 // I/O.
-#ifndef LEAKY_TOOLS_EXPLAIN_PLACES_H_
-#define LEAKY_TOOLS_EXPLAIN_PLACES_H_
+#ifndef LEAKY_TOOLKIT_EXPLAIN_PLACES_H_
+#define LEAKY_TOOLKIT_EXPLAIN_PLACES_H_
 
 #include <array>
 #include <cstdint>
@@ -19,7 +19,7 @@
 #include "golden_io.h"
 #include "layout.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // The arrays as the value analysis reads them, and the plan (null: extents
 // only).
@@ -98,6 +98,6 @@ PlaceExplanation ExplainPlaces(const PlaceInput& in, const GoldenGrams& grams,
 // elements) begins: a plan boundary of its own.
 uint64_t RemainderStart(const Layout& plan);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_EXPLAIN_PLACES_H_
+#endif  // LEAKY_TOOLKIT_EXPLAIN_PLACES_H_

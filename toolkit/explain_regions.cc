@@ -4,7 +4,7 @@
 #include <map>
 #include <numeric>
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -523,4 +523,4 @@ std::string DescribeInferred(const RegionFeatures& features, const Region& regio
   return text + " (" + std::to_string(region.size) + " elements)";
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -7,8 +7,8 @@
 // constraints, each on one feature of an index; no list of named shapes
 // decides, so a period of 8 inside a 256-element tile is found as readily
 // as a whole core. Pure: no I/O.
-#ifndef LEAKY_TOOLS_EXPLAIN_REGIONS_H_
-#define LEAKY_TOOLS_EXPLAIN_REGIONS_H_
+#ifndef LEAKY_TOOLKIT_EXPLAIN_REGIONS_H_
+#define LEAKY_TOOLKIT_EXPLAIN_REGIONS_H_
 
 #include <cstdint>
 #include <functional>
@@ -19,7 +19,7 @@
 
 #include "layout.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // What a constraint reads of an index (kIndex alone without a plan).
 enum class RegionFeature {
@@ -113,6 +113,6 @@ std::optional<Region> InferPartRegion(const RegionFeatures& features,
 std::string DescribeInferred(const RegionFeatures& features, const Region& region,
                              nlohmann::json* details);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_EXPLAIN_REGIONS_H_
+#endif  // LEAKY_TOOLKIT_EXPLAIN_REGIONS_H_

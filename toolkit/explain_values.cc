@@ -7,7 +7,7 @@
 
 #include "leaky/leaky.hpp"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 namespace {
 
@@ -400,4 +400,4 @@ std::optional<ValueExplanation> ExplainValues(const ValueInput& in,
   return ExplainWith(in, accepted.front().first, differing);
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -8,8 +8,8 @@
 // combination predicts every element exactly; the one that predicts the
 // output's differences, and no difference the output does not have, names
 // the cause. Pure: no I/O.
-#ifndef LEAKY_TOOLS_EXPLAIN_VALUES_H_
-#define LEAKY_TOOLS_EXPLAIN_VALUES_H_
+#ifndef LEAKY_TOOLKIT_EXPLAIN_VALUES_H_
+#define LEAKY_TOOLKIT_EXPLAIN_VALUES_H_
 
 #include <cstdint>
 #include <optional>
@@ -18,7 +18,7 @@
 
 #include "golden_io.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 struct ValueInput {
   leaky_dtype dtype = LEAKY_F32;
@@ -108,6 +108,6 @@ std::optional<ValueExplanation> ExplainValues(const ValueInput& in,
 // Same value for the diagnosis: equal bits, both NaN, or both zero.
 bool SameValue(leaky_dtype dtype, uint64_t a, uint64_t b);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_EXPLAIN_VALUES_H_
+#endif  // LEAKY_TOOLKIT_EXPLAIN_VALUES_H_

@@ -1,14 +1,14 @@
 // The finding kinds and the detectors that report them, made from the one
 // list in finding_kinds.inc: kFindingKinds, the detectors' order, and the
 // check, when compiled, that a detector reports only kinds listed under it.
-#ifndef LEAKY_TOOLS_FINDING_KINDS_H_
-#define LEAKY_TOOLS_FINDING_KINDS_H_
+#ifndef LEAKY_TOOLKIT_FINDING_KINDS_H_
+#define LEAKY_TOOLKIT_FINDING_KINDS_H_
 
 #include <cstddef>
 #include <iterator>
 #include <string_view>
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // The detectors, in the order Diagnose runs them (finding_kinds.inc).
 enum class FindingDetector {
@@ -101,6 +101,6 @@ struct ReportedKind {
   const char* name;
 };
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_FINDING_KINDS_H_
+#endif  // LEAKY_TOOLKIT_FINDING_KINDS_H_

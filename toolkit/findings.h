@@ -4,8 +4,8 @@
 // way; results moved; regions never written; NaN and the sign of zero; what
 // nothing explains), and works on what the detectors before it left open.
 // Internal to the toolkit.
-#ifndef LEAKY_TOOLS_FINDINGS_H_
-#define LEAKY_TOOLS_FINDINGS_H_
+#ifndef LEAKY_TOOLKIT_FINDINGS_H_
+#define LEAKY_TOOLKIT_FINDINGS_H_
 
 #include <cstdint>
 #include <optional>
@@ -17,7 +17,7 @@
 #include "explain_values.h"
 #include "findings_regions.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // The comparison's wrong elements, which of them the findings so far
 // explain, and the explanations more than one detector reads.
@@ -84,6 +84,6 @@ void CompareBytes(Analysis& s, CheckResult* r);
 std::string ByteExample(const Analysis& s, uint64_t i);
 nlohmann::json ByteExamples(const Analysis& s, const std::vector<uint64_t>& indices);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_FINDINGS_H_
+#endif  // LEAKY_TOOLKIT_FINDINGS_H_

@@ -15,7 +15,7 @@
 #include "eight_bit_models.h"
 #include "findings.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -398,4 +398,4 @@ void FindEightBitSteps(Analysis& s) {
   s.Explain(open);
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

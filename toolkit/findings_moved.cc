@@ -8,7 +8,7 @@
 
 #include "findings.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -404,4 +404,4 @@ void FindPermuted(Analysis& s) {
   if (!p.permuted.empty()) s.findings.push_back(PermutedFinding(s, p.permuted));
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

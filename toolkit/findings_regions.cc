@@ -3,7 +3,7 @@
 #include <map>
 #include <optional>
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -196,4 +196,4 @@ std::string DescribeRegion(const Layout* plan, uint64_t n, const std::vector<Ele
   return text;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -1,7 +1,7 @@
 // The findings' words for where things are: spans, indices and lists of
 // cores or tiles in the plan's own terms (explain_places finds the spans).
-#ifndef LEAKY_TOOLS_FINDINGS_REGIONS_H_
-#define LEAKY_TOOLS_FINDINGS_REGIONS_H_
+#ifndef LEAKY_TOOLKIT_FINDINGS_REGIONS_H_
+#define LEAKY_TOOLKIT_FINDINGS_REGIONS_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -12,7 +12,7 @@
 #include "explain_regions.h"
 #include "layout.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // Spans in the plan's terms: "the whole output", "cores 2-7 (of 8)",
 // "the last tile of each of cores 0-7", "the first 2 tiles of each core",
@@ -31,6 +31,6 @@ std::string Where(const Layout& plan, uint64_t index, nlohmann::json* details,
 // "0-3, 5, 7": a sorted list of numbers with runs joined.
 std::string NumberList(const std::vector<uint64_t>& numbers);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_FINDINGS_REGIONS_H_
+#endif  // LEAKY_TOOLKIT_FINDINGS_REGIONS_H_

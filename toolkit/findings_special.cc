@@ -4,7 +4,7 @@
 
 #include "findings.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 namespace {
 
@@ -75,4 +75,4 @@ void FindZeroSign(Analysis& s) {
        {{"count", s.zero_sign.size()}, {"first", s.zero_sign.front()}}});
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -18,7 +18,7 @@
 
 #include "findings.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -248,4 +248,4 @@ void FindStaleSlots(Analysis& s) {
   }
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

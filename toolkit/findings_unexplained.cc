@@ -5,7 +5,7 @@
 
 #include "findings.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -63,11 +63,16 @@ void FindUnexplained(Analysis& s) {
   }
   s.findings.push_back({Kind("mismatch"),
                         std::to_string(open.size()) +
-                            " mismatches that no explanation covers "
-                            "(not the op computed another way, not a value of another index, "
-                            "not an unwritten region); the first at index " +
+                            " mismatches that no explanation covers " +
+                            (s.in.leaky_relu_values
+                                 ? "(not the op computed another way, not a value of another "
+                                   "index, not an unwritten region)"
+                                 : "(not a value of another index, not an unwritten region; "
+                                   "the ways of computing this op wrong are not modelled, only "
+                                   "LeakyReLU's)") +
+                            "; the first at index " +
                             std::to_string(open.front()) + repeats,
                         details});
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

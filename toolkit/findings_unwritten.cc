@@ -6,7 +6,7 @@
 
 #include "findings.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -130,7 +130,7 @@ std::string NeverWritten(const std::string& where, const std::string& content,
 // ran there: never written first; element positions inside each tile (one
 // lane, a vector's component) a path that skips the multiply: that first.
 bool PassThrough(const Analysis& s, const std::string& content) {
-  return content == (s.in.backward ? "dy" : "the input");
+  return s.in.leaky_relu_values && content == (s.in.backward ? "dy" : "the input");
 }
 
 Finding PassThroughFinding(const Analysis& s, const std::string& where, const std::string& cause,
@@ -346,4 +346,4 @@ void FindUnwritten(Analysis& s) {
   FindScatteredUnwritten(s, first);
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

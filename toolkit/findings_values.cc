@@ -8,7 +8,7 @@
 
 #include "findings.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -434,6 +434,7 @@ void FindConfinedValues(Analysis& s, const std::vector<char>& in_place) {
 
 void FindValues(Analysis& s) {
   if (s.in.eight_bit) return;  // findings_eight_bit.cc's models
+  if (!s.in.leaky_relu_values) return;
   // The op computed another way - unless what it explains lies mostly
   // inside regions that hold something else (a block of zeros also
   // "flushes" the tiny results inside it).
@@ -476,7 +477,7 @@ void FindApproximateSlope(Analysis& s) {
   using SlopeKind = ReportedKind<FindingDetector::kApproximateSlope>;
   const CheckInput& in = s.in;
   const std::vector<uint64_t> open = s.Open();
-  if (open.empty() || in.eight_bit) return;
+  if (open.empty() || in.eight_bit || !in.leaky_relu_values) return;
   std::vector<double> ratios;
   for (uint64_t i : open) {
     if (!s.NegativeSide(i)) return;
@@ -509,4 +510,4 @@ void FindApproximateSlope(Analysis& s) {
                         details});
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -11,7 +11,7 @@
 #include "eight_bit_data.h"
 #include "leaky/reference.hpp"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 namespace {
 
 // Draws one value, as a double, from the named distribution; `hard` returns
@@ -174,4 +174,4 @@ std::vector<uint8_t> ToBytes(size_t size, const std::vector<uint64_t>& bits) {
   return bytes;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

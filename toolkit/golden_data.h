@@ -1,8 +1,8 @@
 // Golden data in memory: inputs drawn from a named distribution and the
 // bit-exact outputs of the library's scalar reference. `leaky golden` writes
 // them; tests and the Python harness (leaky.testing) use them directly.
-#ifndef LEAKY_TOOLS_GOLDEN_DATA_H_
-#define LEAKY_TOOLS_GOLDEN_DATA_H_
+#ifndef LEAKY_TOOLKIT_GOLDEN_DATA_H_
+#define LEAKY_TOOLKIT_GOLDEN_DATA_H_
 
 #include <cstdint>
 #include <string>
@@ -10,7 +10,7 @@
 
 #include "golden_io.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // The distributions MakeGolden draws from, spelt as `leaky golden --help`
 // (DistributionHelp) and every message about a bad --dist spell them.
@@ -44,6 +44,6 @@ std::vector<uint64_t> ReferenceOutput(const GoldenDescription& d, const std::vec
 std::vector<uint8_t> ToBytes(leaky_dtype dtype, const std::vector<uint64_t>& bits);
 std::vector<uint8_t> ToBytes(size_t element_bytes, const std::vector<uint64_t>& bits);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_GOLDEN_DATA_H_
+#endif  // LEAKY_TOOLKIT_GOLDEN_DATA_H_

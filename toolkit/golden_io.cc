@@ -12,7 +12,7 @@
 #include "eight_bit_format.h"
 #include "leaky/leaky.hpp"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 using json = nlohmann::json;
 
@@ -240,4 +240,4 @@ void WriteFile(const std::string& path, const void* data, size_t bytes) {
   }
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -2,8 +2,8 @@
 // that `leaky golden` writes and `leaky check` reads. Every reader validates
 // sizes and fields and throws GoldenError with a one-line message; nothing
 // here crashes on hostile input (a libFuzzer target checks that).
-#ifndef LEAKY_TOOLS_GOLDEN_IO_H_
-#define LEAKY_TOOLS_GOLDEN_IO_H_
+#ifndef LEAKY_TOOLKIT_GOLDEN_IO_H_
+#define LEAKY_TOOLKIT_GOLDEN_IO_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -15,7 +15,7 @@
 #include "leaky/eight_bit.h"
 #include "leaky/leaky.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 class GoldenError : public std::runtime_error {
  public:
@@ -81,6 +81,6 @@ uint64_t UlpDistance(leaky_dtype dtype, uint64_t a, uint64_t b);
 bool IsNanBits(leaky_dtype dtype, uint64_t bits);
 bool IsZeroBits(leaky_dtype dtype, uint64_t bits);  // +0 or -0
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_GOLDEN_IO_H_
+#endif  // LEAKY_TOOLKIT_GOLDEN_IO_H_

@@ -7,7 +7,7 @@
 #include "golden_io.h"
 #include "user_message.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 uint64_t Layout::TileCount(uint32_t core) const { return leaky_tiling_tile_count(&tiling, core); }
 
@@ -144,4 +144,4 @@ LayoutChecks CheckLayout(const Layout& l) {
   return c;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -15,7 +15,7 @@
 #include "leaky/tiling.h"
 #include "plan_options.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 struct Layout {
   std::string split = "granule";  // granule | even | balanced
@@ -65,6 +65,6 @@ struct LayoutChecks {
 };
 LayoutChecks CheckLayout(const Layout& layout);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
 #endif  // LEAKY_TOOLKIT_LAYOUT_H_

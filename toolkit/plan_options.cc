@@ -6,7 +6,7 @@
 #include "golden_io.h"
 #include "user_message.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 std::string PlanOptionValue(const PlanOptions& o, const std::string& flag) {
   if (flag == "--preset") return o.preset;
@@ -120,4 +120,4 @@ void ApplyPlanOverrides(const PlanOptions& options, leaky_plan_request* request)
   if (options.address_offset != 0) request->address_offset = options.address_offset;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -12,7 +12,7 @@
 
 #include "leaky/tiling.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 struct PlanOptions {
   std::string preset = "cpu";  // cpu | npu
@@ -48,6 +48,6 @@ void ApplyPlanOverrides(const PlanOptions& options, leaky_plan_request* request)
 uint32_t SplitCode(const std::string& name);
 const char* SplitName(uint32_t split);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
 #endif  // LEAKY_TOOLKIT_PLAN_OPTIONS_H_

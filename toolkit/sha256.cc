@@ -2,7 +2,7 @@
 
 #include <openssl/evp.h>
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 std::string Sha256Hex(const std::string& bytes) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -19,4 +19,4 @@ std::string Sha256Hex(const std::string& bytes) {
   return hex;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

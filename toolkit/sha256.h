@@ -5,11 +5,11 @@
 
 #include <string>
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // `bytes`' digest; empty if OpenSSL fails, which no real digest equals.
 std::string Sha256Hex(const std::string& bytes);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
 #endif  // LEAKY_TOOLKIT_SHA256_H_

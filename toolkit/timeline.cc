@@ -7,7 +7,7 @@
 
 #include "vega.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 Timeline ModelTimeline(const Layout& layout, uint32_t buffers, double copy_bytes_per_ns,
                        double elements_per_ns) {
@@ -165,4 +165,4 @@ std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint
   return svg;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -4,8 +4,8 @@
 // copy-in waits for the copy-out of tile i - B (its buffer). Times come from
 // a copy bandwidth per core and direction and a vector throughput per core
 // (options; the presets carry example numbers, not a product's).
-#ifndef LEAKY_TOOLS_TIMELINE_H_
-#define LEAKY_TOOLS_TIMELINE_H_
+#ifndef LEAKY_TOOLKIT_TIMELINE_H_
+#define LEAKY_TOOLKIT_TIMELINE_H_
 
 #include <cstdint>
 #include <string>
@@ -13,7 +13,7 @@
 
 #include "layout.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 struct Span {
   double start = 0, end = 0;  // nanoseconds from launch
@@ -50,6 +50,6 @@ Timeline ModelTimeline(const Layout& layout, uint32_t buffers, double copy_bytes
 // slowest always), the caption saying how many are not drawn.
 std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint32_t max_cores);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
-#endif  // LEAKY_TOOLS_TIMELINE_H_
+#endif  // LEAKY_TOOLKIT_TIMELINE_H_

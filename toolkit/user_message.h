@@ -11,7 +11,7 @@
 
 #include "leaky/leaky.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // `message` without a leading "leaky_<identifier>: ".
 inline std::string WithoutFunctionName(std::string message) {
@@ -28,6 +28,6 @@ inline std::string WithoutFunctionName(std::string message) {
 // leaky_last_error(), for a user of a tool.
 inline std::string LastErrorForUser() { return WithoutFunctionName(leaky_last_error()); }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
 #endif  // LEAKY_TOOLKIT_USER_MESSAGE_H_

@@ -11,7 +11,7 @@
 #include <iterator>
 #include <optional>
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 namespace {
 
 // The files scripts/fetch_vega.sh copies, in the order they must load
@@ -187,4 +187,4 @@ nlohmann::json LogTicks(double low, double high) {
   return ticks;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

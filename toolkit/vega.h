@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 
 // Where the scripts are: $LEAKY_VEGA_DIR, else the checkout's data/vega
 // (scripts/fetch_vega.sh's default), so a report finds them from any
@@ -45,6 +45,6 @@ std::string HtmlEscape(const std::string& text);
 // axis's tick values.
 nlohmann::json LogTicks(double low, double high);
 
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
 #endif  // LEAKY_TOOLKIT_VEGA_H_

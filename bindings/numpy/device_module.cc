@@ -43,7 +43,7 @@ leaky_cl_device* DeviceFor(const Opened& key) {
                                  key.source.empty() ? nullptr : key.source.c_str(),
                                  key.build_options.empty() ? nullptr : key.build_options.c_str()};
   leaky_cl_device* device = nullptr;
-  if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
+  if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky::toolkit::LastErrorForUser());
   open[key] = device;
   return device;
 }
@@ -55,7 +55,7 @@ leaky_plan_request RequestFor(leaky_cl_device* device, leaky_dtype dtype, size_t
                               uint32_t tile_elems, uint32_t buffers) {
   leaky_plan_request request;
   leaky::numpy::Check(leaky_cl_plan_request(device, dtype, n, streams, &request));
-  request.split = leaky::tools::SplitCode(split);  // std::invalid_argument: a ValueError
+  request.split = leaky::toolkit::SplitCode(split);  // std::invalid_argument: a ValueError
   request.max_cores = cores;
   request.tile_length = tile_elems;
   request.buffer_count = buffers;
@@ -109,7 +109,7 @@ py::dict DevicePlanFacts(const std::string& dtype, int device, int fault,
                          const std::string& source, const std::string& build_options) {
   leaky_cl_device* d = DeviceFor({device, fault, source, build_options});
   leaky_plan_request request;
-  leaky::numpy::Check(leaky_cl_plan_request(d, leaky::tools::ParseDtype(dtype), 1, 2, &request));
+  leaky::numpy::Check(leaky_cl_plan_request(d, leaky::toolkit::ParseDtype(dtype), 1, 2, &request));
   py::dict facts;
   facts["align_bytes"] = request.align_bytes;
   facts["buffer_bytes"] = request.buffer_bytes;

@@ -97,9 +97,9 @@ inline void Check(leaky_status status) {
   if (status == LEAKY_ERROR_INVALID_PARAMETER || status == LEAKY_ERROR_UNSUPPORTED ||
       status == LEAKY_ERROR_INVALID_OPTIONS || status == LEAKY_ERROR_OVERLAP ||
       status == LEAKY_ERROR_SIZE) {
-    throw pybind11::value_error(leaky::tools::LastErrorForUser());
+    throw pybind11::value_error(leaky::toolkit::LastErrorForUser());
   }
-  if (status != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
+  if (status != LEAKY_OK) throw std::runtime_error(leaky::toolkit::LastErrorForUser());
 }
 
 }  // namespace leaky::numpy

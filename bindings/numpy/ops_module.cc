@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include "leaky/family.h"
 #include "leaky/leaky.h"
+#include "leaky/reference.hpp"
 #include "numpy_common.h"
 
 namespace py = pybind11;
@@ -92,72 +94,73 @@ void Run(const F& call) {
 // (py::array() is an empty array, not a null handle: optional says "none".)
 const void* DataOrNull(const Maybe& a) { return a ? a->data() : nullptr; }
 
-py::array LeakyRelu(const py::array& x, double negative_slope, const Maybe& out, int threads) {
+// An elementwise op of one input (x -> y) or two (dy, saved -> dx): the
+// call's checks, its output, and `op(call, inputs..., output)` run without
+// the GIL.
+template <class Op>
+py::array Unary(const py::array& x, const Maybe& out, int threads, const Op& op) {
   const Call c(x, "x", threads);
   py::array y = c.Output(out);
   const void* src = c.first.data();
   void* dst = y.mutable_data();
-  Run([&] { return leaky_relu_forward(c.dtype, c.n(), src, dst, negative_slope, &c.options); });
+  Run([&] { return op(c, src, dst); });
   return y;
+}
+
+template <class Op>
+py::array Binary(const py::array& dy, const py::array& saved, const char* saved_name,
+                 const Maybe& out, int threads, const Op& op) {
+  const Call c(dy, "dy", threads);
+  const py::array s = c.Input(saved, saved_name);
+  py::array dx = c.Output(out);
+  const void *g = c.first.data(), *v = s.data();
+  void* d = dx.mutable_data();
+  Run([&] { return op(c, g, v, d); });
+  return dx;
+}
+
+py::array LeakyRelu(const py::array& x, double negative_slope, const Maybe& out, int threads) {
+  return Unary(x, out, threads, [&](const Call& c, const void* src, void* dst) {
+    return leaky_relu_forward(c.dtype, c.n(), src, dst, negative_slope, &c.options);
+  });
 }
 
 py::array LeakyReluBackward(const py::array& dy, const py::array& saved, double negative_slope,
                             bool saved_is_result, const Maybe& out, int threads) {
-  const Call c(dy, "dy", threads);
-  const py::array s = c.Input(saved, "saved");
-  py::array dx = c.Output(out);
-  const void *g = c.first.data(), *v = s.data();
-  void* d = dx.mutable_data();
-  Run([&] {
-    return leaky_relu_backward(c.dtype, c.n(), g, v, saved_is_result ? 1 : 0, d, negative_slope,
-                               &c.options);
-  });
-  return dx;
+  return Binary(dy, saved, "saved", out, threads,
+                [&](const Call& c, const void* g, const void* v, void* d) {
+                  return leaky_relu_backward(c.dtype, c.n(), g, v, saved_is_result ? 1 : 0, d,
+                                             negative_slope, &c.options);
+                });
 }
 
 py::array Relu(const py::array& x, const Maybe& out, int threads) {
-  const Call c(x, "x", threads);
-  py::array y = c.Output(out);
-  const void* src = c.first.data();
-  void* dst = y.mutable_data();
-  Run([&] { return leaky_plain_relu_forward(c.dtype, c.n(), src, dst, &c.options); });
-  return y;
+  return Unary(x, out, threads, [](const Call& c, const void* src, void* dst) {
+    return leaky_plain_relu_forward(c.dtype, c.n(), src, dst, &c.options);
+  });
 }
 
 py::array ReluBackward(const py::array& dy, const py::array& saved, const Maybe& out, int threads) {
-  const Call c(dy, "dy", threads);
-  const py::array s = c.Input(saved, "saved");
-  py::array dx = c.Output(out);
-  const void *g = c.first.data(), *v = s.data();
-  void* d = dx.mutable_data();
-  Run([&] { return leaky_plain_relu_backward(c.dtype, c.n(), g, v, d, &c.options); });
-  return dx;
+  return Binary(dy, saved, "saved", out, threads,
+                [](const Call& c, const void* g, const void* v, void* d) {
+                  return leaky_plain_relu_backward(c.dtype, c.n(), g, v, d, &c.options);
+                });
 }
 
 py::array Elu(const py::array& x, double alpha, double scale, double input_scale, const Maybe& out,
               int threads) {
-  const Call c(x, "x", threads);
-  py::array y = c.Output(out);
-  const void* src = c.first.data();
-  void* dst = y.mutable_data();
-  Run([&] {
+  return Unary(x, out, threads, [&](const Call& c, const void* src, void* dst) {
     return leaky_elu_forward(c.dtype, c.n(), src, dst, alpha, scale, input_scale, &c.options);
   });
-  return y;
 }
 
 py::array EluBackward(const py::array& dy, const py::array& saved, double alpha, double scale,
                       double input_scale, bool saved_is_result, const Maybe& out, int threads) {
-  const Call c(dy, "dy", threads);
-  const py::array s = c.Input(saved, "saved");
-  py::array dx = c.Output(out);
-  const void *g = c.first.data(), *v = s.data();
-  void* d = dx.mutable_data();
-  Run([&] {
-    return leaky_elu_backward(c.dtype, c.n(), g, v, saved_is_result ? 1 : 0, d, alpha, scale,
-                              input_scale, &c.options);
-  });
-  return dx;
+  return Binary(dy, saved, "saved", out, threads,
+                [&](const Call& c, const void* g, const void* v, void* d) {
+                  return leaky_elu_backward(c.dtype, c.n(), g, v, saved_is_result ? 1 : 0, d,
+                                            alpha, scale, input_scale, &c.options);
+                });
 }
 
 // PReLU's view: a one-element weight is shared by every element (as
@@ -238,14 +241,10 @@ py::object Rrelu(const py::array& x, double lower, double upper, bool training, 
 py::array RreluBackward(const py::array& dy, const py::array& x, double lower, double upper,
                         bool training, uint64_t seed, uint64_t offset, const Maybe& out,
                         int threads) {
-  const Call c(dy, "dy", threads);
-  const py::array xs = c.Input(x, "x");
-  py::array dx = c.Output(out);
-  const void *g = c.first.data(), *xv = xs.data();
-  void* d = dx.mutable_data();
   const leaky_rrelu_params p{lower, upper, training ? 1 : 0, seed, offset};
-  Run([&] { return leaky_rrelu_backward(c.dtype, c.n(), g, xv, d, &p, &c.options); });
-  return dx;
+  return Binary(dy, x, "x", out, threads, [&](const Call& c, const void* g, const void* v, void* d) {
+    return leaky_rrelu_backward(c.dtype, c.n(), g, v, d, &p, &c.options);
+  });
 }
 
 // bias_act's activation by name, with StyleGAN's defaults for an alpha or
@@ -303,6 +302,9 @@ py::object BiasAct(const py::array& x, const Maybe& b, int axis, const std::stri
   }
   py::array_t<uint8_t> mask(static_cast<py::ssize_t>(MaskBytes(c.n())));
   uint8_t* m = mask.mutable_data();
+  // The last byte's bits past n are the caller's (leaky.h): zero, so that
+  // one call gives one set of mask bytes.
+  std::fill_n(m, mask.size(), uint8_t{0});
   const leaky_dropout_params dropout{dropout_p, seed, offset};
   Run([&] {
     return leaky_bias_act_dropout_forward(c.dtype, v.outer, v.channels, v.inner, src, bs, dst, m,
@@ -365,10 +367,28 @@ py::list Family() {
   return rows;
 }
 
+// ELU's measured ulp bound against a correctly rounded reference
+// (leaky/reference.hpp) for a dtype as leaky.testing spells it.
+int EluMaxUlp(const std::string& dtype, bool backward, bool negative_input_scale) {
+  namespace r = leaky::reference;
+  if (dtype == "f64") {
+    if (backward) return r::kEluBackwardMaxUlpF64;
+    return negative_input_scale ? r::kEluForwardMaxUlpF64NegativeInputScale
+                                : r::kEluForwardMaxUlpF64;
+  }
+  if (dtype == "f32") return backward ? r::kEluBackwardMaxUlpF32 : r::kEluForwardMaxUlpF32;
+  if (dtype == "f16" || dtype == "bf16") {
+    return backward ? r::kEluBackwardMaxUlpHalf : r::kEluForwardMaxUlpHalf;
+  }
+  throw py::value_error("dtype must be one of f32, f64, f16, bf16, not '" + dtype + "'");
+}
+
 }  // namespace
 
 void AddOps(py::module_& m) {
   m.def("family", &Family, "the rows of leaky/family.h");
+  m.def("elu_max_ulp", &EluMaxUlp, py::arg("dtype"), py::arg("backward"),
+        py::arg("negative_input_scale"));
   m.def("leaky_relu", &LeakyRelu, py::arg("x"), py::arg("negative_slope"), py::arg("out"),
         py::arg("num_threads"));
   m.def("leaky_relu_backward", &LeakyReluBackward, py::arg("dy"), py::arg("saved"),

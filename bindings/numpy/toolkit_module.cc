@@ -18,7 +18,7 @@
 
 namespace py = pybind11;
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 namespace {
 
 GoldenDescription Describe(const std::string& dtype, uint64_t elements, double slope,
@@ -126,7 +126,7 @@ std::string Verdict(CheckInput in, const GoldenDescription& d, const std::string
 std::string Check(const std::string& dtype, double slope, const std::string& op,
                   const py::bytes& x, const py::bytes& dy, const py::bytes& golden,
                   const py::bytes& output, uint64_t max_ulp, bool strict_zero_sign,
-                  bool allow_rounding, const std::string& plan_json) {
+                  bool allow_rounding, const std::string& plan_json, bool leaky_relu_values) {
   const std::string golden_bytes = golden;
   const size_t size = DtypeBytes(Describe(dtype, 1, slope, op).dtype);
   const GoldenDescription d = Describe(dtype, golden_bytes.size() / size, slope, op);
@@ -139,6 +139,7 @@ std::string Check(const std::string& dtype, double slope, const std::string& op,
   in.max_ulp = max_ulp;
   in.strict_zero_sign = strict_zero_sign;
   in.allow_rounding = allow_rounding;
+  in.leaky_relu_values = leaky_relu_values;
   return Verdict(in, d, op, plan_json, max_ulp, array, x, dy, golden, output);
 }
 
@@ -244,35 +245,35 @@ std::string CheckQ8(const std::string& type, double slope, const std::string& op
 }
 
 }  // namespace
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit
 
 void AddToolkit(py::module_& m) {
   // The diagnosis's finding kinds, from its one list (finding_kinds.inc).
-  py::tuple kinds(std::size(leaky::tools::kFindingKinds));
-  for (size_t k = 0; k < std::size(leaky::tools::kFindingKinds); ++k) {
-    kinds[k] = py::str(leaky::tools::kFindingKinds[k]);
+  py::tuple kinds(std::size(leaky::toolkit::kFindingKinds));
+  for (size_t k = 0; k < std::size(leaky::toolkit::kFindingKinds); ++k) {
+    kinds[k] = py::str(leaky::toolkit::kFindingKinds[k]);
   }
   m.attr("toolkit_finding_kinds") = kinds;
-  m.def("toolkit_golden", &leaky::tools::Golden, py::arg("dtype"), py::arg("elements"),
+  m.def("toolkit_golden", &leaky::toolkit::Golden, py::arg("dtype"), py::arg("elements"),
         py::arg("slope"), py::arg("dist"), py::arg("seed"), py::arg("op"),
         "(x, dy, golden) as bytes of stored bit patterns, as `leaky golden` makes them");
-  m.def("toolkit_check", &leaky::tools::Check, py::arg("dtype"), py::arg("slope"), py::arg("op"),
+  m.def("toolkit_check", &leaky::toolkit::Check, py::arg("dtype"), py::arg("slope"), py::arg("op"),
         py::arg("x"), py::arg("dy"), py::arg("golden"), py::arg("output"), py::arg("max_ulp"),
         py::arg("strict_zero_sign"), py::arg("allow_rounding"), py::arg("plan_json"),
-        "`leaky check`'s verdict as JSON text");
-  m.def("toolkit_check_plan", &leaky::tools::CheckPlan, py::arg("dtype"), py::arg("elements"),
+        py::arg("leaky_relu_values") = true, "`leaky check`'s verdict as JSON text");
+  m.def("toolkit_check_plan", &leaky::toolkit::CheckPlan, py::arg("dtype"), py::arg("elements"),
         py::arg("op"), py::arg("plan_json"),
         "Raises ValueError unless the plan options make a plan for the problem");
-  m.def("toolkit_golden_q8", &leaky::tools::GoldenQ8, py::arg("dtype"), py::arg("elements"),
+  m.def("toolkit_golden_q8", &leaky::toolkit::GoldenQ8, py::arg("dtype"), py::arg("elements"),
         py::arg("slope"), py::arg("seed"), py::arg("op"), py::arg("input_scale"),
         py::arg("input_zero_point"), py::arg("output_scale"), py::arg("output_zero_point"),
         py::arg("output_min"), py::arg("output_max"), py::arg("saturate"),
         "8-bit (x, dy, golden) as bytes, as `leaky golden --dtype qu8|qs8|fp8_*` makes them");
-  m.def("toolkit_defaults_q8", &leaky::tools::DefaultsQ8, py::arg("dtype"),
+  m.def("toolkit_defaults_q8", &leaky::toolkit::DefaultsQ8, py::arg("dtype"),
         "The quantization `leaky golden --dtype TYPE` takes by default");
-  m.def("toolkit_check_plan_q8", &leaky::tools::CheckPlanQ8, py::arg("elements"), py::arg("op"),
+  m.def("toolkit_check_plan_q8", &leaky::toolkit::CheckPlanQ8, py::arg("elements"), py::arg("op"),
         py::arg("plan_json"), "Raises ValueError unless the plan options plan these bytes");
-  m.def("toolkit_check_q8", &leaky::tools::CheckQ8, py::arg("dtype"), py::arg("slope"),
+  m.def("toolkit_check_q8", &leaky::toolkit::CheckQ8, py::arg("dtype"), py::arg("slope"),
         py::arg("op"), py::arg("input_scale"), py::arg("input_zero_point"),
         py::arg("output_scale"), py::arg("output_zero_point"), py::arg("output_min"),
         py::arg("output_max"), py::arg("saturate"), py::arg("x"), py::arg("dy"),

@@ -74,7 +74,9 @@ std::tuple<at::Tensor, at::Tensor> BiasActForwardCpu(
     return {y, at::Tensor()};
   }
   const auto n = static_cast<size_t>(v.x.numel());
-  at::Tensor mask = at::empty({static_cast<int64_t>((n + 7) / 8)}, x.options().dtype(at::kByte));
+  // Zeroed: the last byte's bits past n are the caller's (leaky.h), and
+  // one call should give one set of mask bytes.
+  at::Tensor mask = at::zeros({static_cast<int64_t>((n + 7) / 8)}, x.options().dtype(at::kByte));
   // seed and offset: int64 in the schema, their bits are the 64-bit key.
   const leaky_dropout_params dropout{dropout_p, static_cast<uint64_t>(seed),
                                      static_cast<uint64_t>(offset)};

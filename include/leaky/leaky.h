@@ -268,7 +268,9 @@ LEAKY_API leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const v
  * PyTorch's dropout; a NaN u stays NaN even when dropped, as u * 0). `mask`
  * receives one bit per element, bit i % 8 of byte i / 8 set when element i
  * is kept ((n + 7) / 8 bytes; the last byte's bits past element n - 1 are
- * 0). p must be in [0, 1). */
+ * the caller's and left as they were: clear the buffer first for
+ * reproducible bytes, as the NumPy and PyTorch bindings do). p must be in
+ * [0, 1). */
 typedef struct leaky_dropout_params {
   double p;
   uint64_t seed;

@@ -1,5 +1,6 @@
-"""Check any LeakyReLU kernel against the library's exact golden data, and
-diagnose it as `leaky check` does - in your split and tiles. NumPy only.
+"""Check any kernel of the LeakyReLU family against the library's exact golden
+data, and diagnose it as `leaky check` does - in your split and tiles. NumPy
+only.
 
     import leaky.testing
     d = leaky.testing.check_op(my_kernel, dtype="f16", elems=10007, slope=0.2,
@@ -7,12 +8,16 @@ diagnose it as `leaky check` does - in your split and tiles. NumPy only.
     print(d)               # PASS/FAIL, counts, one line per finding
     d.passed, d.findings   # Finding(kind, message, first, last, core, tile, details)
 
+The other ops of leaky/family.h (ReLU, ELU, PReLU, RReLU, bias_act, with
+dropout): check_op(fn, op="prelu", direction="backward", params={...}) and
+golden_op; leaky.testing_family says what fn gets and how it is checked.
+
 8-bit data (qu8, qs8, fp8_e4m3, fp8_e5m2): check_q8_op and golden_q8
 (leaky.testing_eight_bit), byte-exact; from the shell `--dtype qu8
 --input-scale ...` as `leaky golden` takes them.
 
-`fn` is any callable: forward fn(x, slope) -> y, backward fn(dy, x, slope)
--> dx, given NumPy arrays (float16/float32/float64; bfloat16 as a uint16
+`fn` is any callable: LeakyReLU's forward fn(x, slope) -> y, backward
+fn(dy, x, slope) -> dx, given NumPy arrays (float16/float32/float64; bfloat16 as a uint16
 view of its bits) and returning something numpy.asarray accepts (a NumPy
 array, a CPU tensor; a GPU tensor is brought back with .cpu()). From the
 shell, with `leaky check`'s exit codes (0 pass, 1 mismatch, 2 unusable):
@@ -30,6 +35,7 @@ import sys
 import numpy as _np
 
 from . import _library
+from . import testing_family as _family
 
 _native = _library.load_native()
 
@@ -37,10 +43,9 @@ _DTYPES = {"f16": _np.float16, "f32": _np.float32, "f64": _np.float64, "bf16": _
 # Every kind a finding can have, in the documented order (the toolkit's
 # one list, toolkit/finding_kinds.inc).
 FINDING_KINDS = tuple(_native.toolkit_finding_kinds)
-# The ops of leaky/family.h that golden and check_op know, in both
-# directions; the rest of the family is issue 44's (test_family_layers.py
-# lists them).
-OPS = ("leaky_relu",)
+# The ops of leaky/family.h that golden_op and check_op know, in both
+# directions: LeakyReLU here, the rest in leaky.testing_family.
+OPS = ("leaky_relu",) + tuple(op for op in _family.OPS if op != "leaky_relu")
 _SPLITS = ("granule", "even", "balanced")
 
 
@@ -175,32 +180,55 @@ def golden(dtype="f16", elems=10007, slope=0.2, dist="hard", seed=1, op="forward
     return to(x), (to(dy) if op == "backward" else None), to(g)
 
 
-def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
+def golden_op(op, direction="forward", dtype="f32", elems=10007, dist=None, seed=1,
+              channels=4, params=None):
+    """Any op of leaky/family.h: (inputs, outputs, scalars), dicts of NumPy
+    arrays by the list's operand names and the scalars `fn` gets
+    (leaky.testing_family). dist None: "hard", or "normal" where an output
+    sums over elements (PReLU's dweight, bias_act's db), which one NaN or
+    infinity of "hard" would make NaN in every channel."""
+    _one_of("op", op, list(OPS))
+    _one_of("direction", direction, ["forward", "backward"])
+    if dist is None:
+        dist = _family.default_dist(op, direction)
+    if op == "leaky_relu":
+        slope = _finite("negative_slope", (params or {}).get("negative_slope", 0.2))
+        x, dy, g = golden(dtype, elems, slope, dist, seed, direction)
+        inputs = {"x": x} if direction == "forward" else {"dy": dy, "saved": x}
+        return inputs, {"y" if direction == "forward" else "dx": g}, {"negative_slope": slope}
+    _golden_args(dtype, elems, 0.2, dist, seed, direction)
+    return _family.golden(golden, op, direction, dtype, elems, dist, seed,
+                          _whole("channels", channels, (1, 2 ** 20)), params)
+
+
+def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist=None, op="forward",
              split="even", cores=8, tile_elems=4096, buffers=2, preset="npu",
              buffer_bytes=None, align=None, seed=1, max_ulp=0, strict_zero_sign=False,
-             allow_rounding=False):
+             allow_rounding=False, direction="forward", params=None, channels=4):
     """Makes golden data through the library, calls `fn`, and returns the
     Diagnosis. split=None checks without mapping to cores and tiles. For a
     device kernel (opencl_leaky_relu), align and buffer_bytes default to
     the device's own (its plan request's), so the check's plan is the
-    launch's."""
+    launch's. op is LeakyReLU's direction ("forward", "backward"), or an
+    op of leaky/family.h with `direction` and its scalars in `params`
+    (leaky.testing_family says what fn gets and how it is checked)."""
     if not callable(fn):
         raise TypeError("fn must be callable, not %r" % (fn,))
+    if op == "leaky_relu":
+        _one_of("direction", direction, ["forward", "backward"])
+        op, slope = direction, (params or {}).get("negative_slope", slope)
+    if op in ("forward", "backward"):
+        dist = "hard" if dist is None else dist
+    else:
+        return _check_family_op(fn, op, direction, dtype, elems, dist, seed, channels, params,
+                                split, cores, tile_elems, buffers, preset, buffer_bytes, align,
+                                max_ulp, strict_zero_sign)
     # Every argument is checked before fn is called.
     _golden_args(dtype, elems, slope, dist, seed, op)
     max_ulp = _whole("max_ulp", max_ulp)
-    if not isinstance(strict_zero_sign, (bool, _np.bool_)):
-        raise ValueError("strict_zero_sign must be True or False, not %r" % (strict_zero_sign,))
-    if not isinstance(allow_rounding, (bool, _np.bool_)):
-        raise ValueError("allow_rounding must be True or False, not %r" % (allow_rounding,))
-    # A device kernel (opencl_leaky_relu) plans on its device's alignment
-    # and local memory: the check maps the output on the same plan.
-    facts = getattr(fn, "plan_facts", None)
-    if split is not None and callable(facts):
-        facts = facts(dtype)
-        align = facts["align_bytes"] if align is None else align
-        buffer_bytes = facts["buffer_bytes"] if buffer_bytes is None else buffer_bytes
-    plan = _plan_json(split, cores, tile_elems, buffers, preset, buffer_bytes, align)
+    _flag("strict_zero_sign", strict_zero_sign)
+    _flag("allow_rounding", allow_rounding)
+    plan = _plan_of(fn, dtype, split, cores, tile_elems, buffers, preset, buffer_bytes, align)
     if plan:
         _native.toolkit_check_plan(dtype, elems, op, plan)
     x, dy, g = golden(dtype, elems, slope, dist, seed, op)
@@ -208,6 +236,66 @@ def check_op(fn, dtype="f16", elems=10007, slope=0.2, dist="hard", op="forward",
     return _diagnosis(_native.toolkit_check(
         dtype, float(slope), op, x.tobytes(), b"" if dy is None else dy.tobytes(), g.tobytes(),
         out.tobytes(), max_ulp, bool(strict_zero_sign), bool(allow_rounding), plan))
+
+
+def _flag(name, value):
+    if not isinstance(value, (bool, _np.bool_)):
+        raise ValueError("%s must be True or False, not %r" % (name, value))
+
+
+def _plan_of(fn, dtype, split, cores, tile_elems, buffers, preset, buffer_bytes, align):
+    """The check's plan as JSON ("" without a split). A device kernel
+    (opencl_leaky_relu) plans on its device's alignment and local memory:
+    the check maps the output on the same plan."""
+    facts = getattr(fn, "plan_facts", None)
+    if split is not None and callable(facts):
+        facts = facts(dtype)
+        align = facts["align_bytes"] if align is None else align
+        buffer_bytes = facts["buffer_bytes"] if buffer_bytes is None else buffer_bytes
+    return _plan_json(split, cores, tile_elems, buffers, preset, buffer_bytes, align)
+
+
+def _check_family_op(fn, op, direction, dtype, elems, dist, seed, channels, params, split, cores,
+                     tile_elems, buffers, preset, buffer_bytes, align, max_ulp,
+                     strict_zero_sign):
+    """check_op for an op of leaky/family.h other than LeakyReLU: the first
+    output diagnosed by place, the others compared bit for bit."""
+    _one_of("op", op, list(OPS) + ["forward", "backward"])
+    inputs, outputs, scalars = golden_op(op, direction, dtype, elems, dist, seed, channels, params)
+    tolerance = max(_whole("max_ulp", max_ulp), _family.max_ulp(op, direction, dtype, scalars))
+    _flag("strict_zero_sign", strict_zero_sign)
+    first = next(iter(outputs.values()))
+    plan = _plan_of(fn, dtype, split, cores, tile_elems, buffers, preset, buffer_bytes, align)
+    if plan:
+        _native.toolkit_check_plan(dtype, first.size, direction, plan)
+    name = getattr(fn, "__name__", "fn")
+    try:
+        result = fn(*[a.copy() for a in inputs.values()], **scalars)
+    except Exception as e:
+        raise RuntimeError("fn (%s) raised %s: %s" % (name, type(e).__name__, e)) from e
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    if not 1 <= len(results) <= len(outputs):
+        raise ValueError("fn (%s) returned %d arrays; %s %s returns %s" % (
+            name, len(results), op, direction, ", ".join(outputs)))
+    required = 2 if op == "bias_act_dropout" and direction == "forward" else 1
+    if len(results) < required:
+        raise ValueError("fn (%s) returned %d array; bias_act_dropout returns y and its mask" %
+                         (name, len(results)))
+    out = _as_array(results[0], first, "fn (%s)" % name)
+    x = inputs.get("x", inputs.get("saved"))
+    dy = inputs.get("dy")
+    d = _diagnosis(_native.toolkit_check(
+        dtype, 0.0, direction, x.reshape(-1).tobytes(),
+        b"" if dy is None else dy.reshape(-1).tobytes(), first.reshape(-1).tobytes(),
+        out.reshape(-1).tobytes(), tolerance, bool(strict_zero_sign), False, plan, False))
+    for (side_name, expected), got in zip(list(outputs.items())[1:], results[1:]):
+        got = _np.asarray(got.detach().cpu().numpy() if hasattr(got, "detach") else got)
+        count, message = _family.compare_side(side_name, expected, got)
+        if count:
+            d.passed = False
+            d.findings.append(Finding("mismatch", message, details={"output": side_name,
+                                                                       "count": count}))
+    return d
 
 
 def _call(fn, x, dy, slope):
@@ -329,6 +417,30 @@ def _finite_problem(value):
     return "must be a finite number, not %r" % (value,)
 
 
+def _params(pairs):
+    """--param NAME=VALUE pairs: numbers, true/false, none, else the text."""
+    params = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name:
+            raise ValueError("--param takes NAME=VALUE, not %r" % pair)
+        lowered = text.strip().lower()
+        if lowered in ("true", "false"):
+            value = lowered == "true"
+        elif lowered == "none":
+            value = None
+        else:
+            try:
+                value = int(text)
+            except ValueError:
+                try:
+                    value = float(text)
+                except ValueError:
+                    value = text
+        params[name.strip()] = value
+    return params
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = _Parser(
@@ -351,8 +463,18 @@ def main(argv=None):
                         help="input distribution of float dtypes: hard (boundary values, "
                              "subnormals, NaN, infinities), normal or normal:MEAN,STD "
                              "(default: hard)")
-    parser.add_argument("--op", default="forward", choices=["forward", "backward"],
-                        help="forward fn(x, slope) -> y, or backward fn(dy, x, slope) -> dx")
+    parser.add_argument("--op", default="forward",
+                        choices=["forward", "backward"] + [op for op in OPS],
+                        help="LeakyReLU's forward fn(x, slope) -> y or backward fn(dy, x, "
+                             "slope) -> dx; or an op of leaky/family.h with --direction "
+                             "(fn's arguments: python3 -m pydoc leaky.testing_family)")
+    parser.add_argument("--direction", default="forward", choices=["forward", "backward"],
+                        help="the direction of a family --op")
+    parser.add_argument("--param", action="append", default=None, metavar="NAME=VALUE",
+                        help="a scalar of a family --op, e.g. alpha=1.5, act=relu, "
+                             "training=false, clamp=none (repeat for more)")
+    parser.add_argument("--channels", type=_whole_arg("channels"), default=4,
+                        help="channels of PReLU and bias_act (x is [2, channels, rest])")
     parser.add_argument("--split", default="even", choices=list(_SPLITS) + ["none"],
                         help="how the kernel splits the tensor over cores (none: no plan, "
                              "findings by index only)")
@@ -401,6 +523,11 @@ def main(argv=None):
             name = next(iter(quantization))
             raise ValueError("--%s applies to %s data, not %s" % (
                 name.replace("_", "-"), "fp8" if name == "saturate" else "qu8/qs8", args.dtype))
+        elif args.op not in ("forward", "backward"):
+            d = check_op(fn, args.dtype, args.elems, dist=args.dist, op=args.op,
+                         direction=args.direction, params=_params(args.param or []),
+                         channels=args.channels, seed=args.seed, max_ulp=args.max_ulp or 0,
+                         strict_zero_sign=args.strict_zero_sign, **plan)
         else:
             d = check_op(fn, args.dtype, args.elems, args.slope, args.dist or "hard", args.op,
                          seed=args.seed, max_ulp=args.max_ulp or 0,

@@ -15,10 +15,9 @@ import leaky.testing
 ROWS = lnp.family()
 OPS = sorted({row["op"] for row in ROWS})
 
-# Not there yet (issue 44, items 3 and 4): the toolkit and the device run
-# LeakyReLU only.
-MISSING = {(layer, op, direction) for layer in ("toolkit", "device")
-           for op in OPS if op != "leaky_relu" for direction in ("forward", "backward")}
+# Not there yet (issue 44, item 4): the device runs LeakyReLU only.
+MISSING = {("device", op, direction) for op in OPS if op != "leaky_relu"
+           for direction in ("forward", "backward")}
 
 
 def python_name(row):
@@ -70,12 +69,8 @@ def test_every_layer_has_every_row(layer):
     assert not gained, f"{layer} now has {gained}: take them out of MISSING"
 
 
-def test_every_op_the_toolkit_names_runs_golden_and_check():
-    for op in leaky.testing.OPS:
-        assert op in OPS
-    for direction in ("forward", "backward"):
-        g = leaky.testing.golden(dtype="f32", elems=100, op=direction)
-        assert len(g) >= 2
+def test_the_toolkit_names_the_lists_ops():
+    assert sorted(leaky.testing.OPS) == OPS
 
 
 def test_the_docs_table_is_generated_from_the_list():

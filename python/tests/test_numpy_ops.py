@@ -181,6 +181,7 @@ def test_bias_act_dropout_and_its_backward(dtype):
     ty, tmask = ops.bias_act_dropout(x, b, 1, "lrelu", None, None, None, 0.3, 5, 7)
     same(y, ty)
     assert np.array_equal(mask, tmask.numpy())
+    assert mask[-1] >> (x.numel() % 8) == 0  # the bits past n: zero, not the allocation's
     kept = torch.from_numpy(np.unpackbits(mask, bitorder="little")[:x.numel()].astype(bool))
     assert 0.6 < kept.float().mean() < 0.8
     # Given the mask, the unfused sequence: u * (kept ? 1 / (1 - p) : 0) in

@@ -179,6 +179,14 @@ def test_the_example_names_the_missing_select():
     assert "select_missing" in result.stdout
 
 
+def test_the_prelu_example_names_each_cores_last_tile():
+    result = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python",
+                                                          "check_my_prelu.py")],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "the last tile of each of cores 0-3" in result.stdout and not result.stderr
+
+
 def test_the_opencl_kernel_through_the_harness():
     try:
         clean = lt.opencl_leaky_relu(cores=8, tile_elems=256)

@@ -84,11 +84,7 @@ leaky_status BiasActForward(const char* function, leaky_dtype dtype, size_t oute
   desc.side_input = {"bias", bias, channels, bytes, /*optional=*/true};
   desc.dst = Elementwise(c.call, "y", y);
   if (dropout != nullptr) desc.side_output = {"mask", mask, MaskBytes(n), 1};
-  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckAndRunOp(desc));
-  // The last byte's bits past element n - 1 are cleared, not left as the
-  // caller's memory held them: the same mask bytes for the same call.
-  if (dropout != nullptr && n % 8 != 0) mask[n / 8] &= static_cast<uint8_t>((1u << (n % 8)) - 1u);
-  return LEAKY_OK;
+  return leaky::internal::CheckAndRunOp(desc);
 }
 
 leaky_status BiasActBackward(const char* function, leaky_dtype dtype, size_t outer,

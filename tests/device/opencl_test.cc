@@ -215,15 +215,15 @@ struct Planted {
   std::set<std::string> kinds;  // what the diagnosis must say, exactly
 };
 
-tools::CheckResult RunFault(leaky_cl_device* device, const Planted& p, tools::Layout* layout) {
-  tools::GoldenDescription d;
+toolkit::CheckResult RunFault(leaky_cl_device* device, const Planted& p, toolkit::Layout* layout) {
+  toolkit::GoldenDescription d;
   d.dtype = LEAKY_F16;
   d.elements = 10007;
   d.shape = {d.elements};
   d.negative_slope = 0.2;
   d.distribution = "hard";
   d.seed = 5;
-  const tools::GoldenArrays a = tools::MakeGolden(d);
+  const toolkit::GoldenArrays a = toolkit::MakeGolden(d);
   std::vector<uint16_t> x(a.x.begin(), a.x.end()), out(x.size(), 0);
   // One request: the kernel runs it and the diagnosis maps elements with it.
   const leaky_plan_request request =
@@ -232,18 +232,18 @@ tools::CheckResult RunFault(leaky_cl_device* device, const Planted& p, tools::La
                                         &request, nullptr),
             LEAKY_OK)
       << leaky_last_error();
-  *layout = tools::LayoutOf(request);
-  tools::CheckInput in;
+  *layout = toolkit::LayoutOf(request);
+  toolkit::CheckInput in;
   in.dtype = LEAKY_F16;
   in.negative_slope = 0.2;
   auto array = [&](const std::vector<uint64_t>& bits) {
-    return tools::DecodeArray("x", tools::ToBytes(LEAKY_F16, bits), LEAKY_F16, bits.size());
+    return toolkit::DecodeArray("x", toolkit::ToBytes(LEAKY_F16, bits), LEAKY_F16, bits.size());
   };
   in.input = array(a.x);
   in.golden = array(a.golden);
   in.output = array(std::vector<uint64_t>(out.begin(), out.end()));
   in.plan = *layout;
-  return tools::Diagnose(in);
+  return toolkit::Diagnose(in);
 }
 
 TEST(OpenCl, EveryPlantedFaultIsNamed) {
@@ -258,18 +258,18 @@ TEST(OpenCl, EveryPlantedFaultIsNamed) {
   };
   for (const Planted& p : faults) {
     OPEN_OR_SKIP(device, p.fault);
-    tools::Layout layout;
-    const tools::CheckResult r = RunFault(device.get(), p, &layout);
+    toolkit::Layout layout;
+    const toolkit::CheckResult r = RunFault(device.get(), p, &layout);
     std::set<std::string> kinds;
     std::string messages;
-    for (const tools::Finding& f : r.findings) {
+    for (const toolkit::Finding& f : r.findings) {
       kinds.insert(f.kind);
       messages += "\n  " + f.kind + ": " + f.message;
     }
     EXPECT_FALSE(r.pass) << "fault " << p.fault;
     EXPECT_EQ(kinds, p.kinds) << "fault " << p.fault << messages;
     std::printf("[ fault %d  ]%s\n", p.fault, messages.c_str());
-    for (const tools::Finding& f : r.findings) {
+    for (const toolkit::Finding& f : r.findings) {
       if (f.kind == "not_written") {  // the even split's n % cores, left by core 7
         EXPECT_EQ(f.details["region"], "remainder");
         EXPECT_EQ(f.details["core"].get<uint32_t>(), 7u);

@@ -9,7 +9,7 @@
 #include "golden_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace leaky::tools;
+  using namespace leaky::toolkit;
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     const GoldenDescription d = DescriptionFromJson(text);

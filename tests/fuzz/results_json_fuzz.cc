@@ -73,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (results.claims) (void)leaky::gan::ClaimsMarkdown(*results.claims);
     (void)leaky::gan::SettleMarkdown(results);
     (void)leaky::gan::CrossingMarkdown({results});
-    (void)leaky::gan::RenderReport(results, dir.string(), leaky::tools::VegaScripts{});
+    (void)leaky::gan::RenderReport(results, dir.string(), leaky::toolkit::VegaScripts{});
   } catch (const std::exception& e) {
     OneLine(e, "claims, tables or report");
   }

@@ -55,7 +55,7 @@ struct Real {
 const Real& RealScripts() {
   static const Real real = [] {
     Real r;
-    const std::string dir = leaky::tools::DefaultVegaDir();
+    const std::string dir = leaky::toolkit::DefaultVegaDir();
     for (int k = 0; k < 3; ++k) {
       const fs::path path = fs::path(dir) / kFiles[k];
       std::error_code error;
@@ -63,7 +63,7 @@ const Real& RealScripts() {
       std::ifstream in(path, std::ios::binary);
       if (in) r.files[k] = std::string(std::istreambuf_iterator<char>(in), {});
     }
-    r.pinned = leaky::tools::LoadVegaScripts(dir).ok();
+    r.pinned = leaky::toolkit::LoadVegaScripts(dir).ok();
     return r;
   }();
   return real;
@@ -200,7 +200,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (int k = 0; k < 3; ++k) Place(dir / kFiles[k], entries[k], last[k]);
 
-  const leaky::tools::VegaScripts scripts = leaky::tools::LoadVegaScripts(dir.string());
+  const leaky::toolkit::VegaScripts scripts = leaky::toolkit::LoadVegaScripts(dir.string());
   // Which files are the pinned builds, known when data/vega's are.
   int first_other = -1;
   for (int k = 0; k < 3 && first_other < 0; ++k) {

@@ -20,7 +20,7 @@
 #include "plan_options.h"
 #include "timeline.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 namespace {
 
 constexpr double kSlope = 0.2;
@@ -599,4 +599,4 @@ TEST(GoldenIo, RejectsBadDescriptionsAndSizes) {
 }
 
 }  // namespace
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -19,7 +19,7 @@
 #include "leaky/leaky.hpp"
 #include "plan_options.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 namespace {
 
 constexpr uint64_t kN = 10007;
@@ -333,4 +333,4 @@ TEST(EightBitDiagnosis, E5M2AsF16TopByteTruncates) {
 }
 
 }  // namespace
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -14,7 +14,7 @@
 #include "golden_data.h"
 #include "golden_io.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 namespace {
 
 namespace ref = leaky::test::eight_bit;
@@ -205,4 +205,4 @@ TEST(EightBitGolden, JsonRefusals) {
 }
 
 }  // namespace
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

@@ -14,7 +14,7 @@
 #include "layout.h"
 #include "plan_options.h"
 
-namespace leaky::tools {
+namespace leaky::toolkit {
 namespace {
 
 constexpr uint64_t kN = 9973;
@@ -197,4 +197,4 @@ TEST(ExplainRegions, WithoutAPlanAnIndexProgression) {
 }
 
 }  // namespace
-}  // namespace leaky::tools
+}  // namespace leaky::toolkit

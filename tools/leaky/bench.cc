@@ -26,7 +26,8 @@
 #include "commands.h"
 #include "vega.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 namespace {
 
 namespace fs = std::filesystem;
@@ -836,4 +837,4 @@ void AddBenchCommand(CLI::App& app, std::function<int()>& run) {
   command->callback([&run, settings] { run = [settings] { return RunBench(*settings); }; });
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

@@ -14,7 +14,8 @@
 #include "layout.h"
 #include "plan_flags.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 namespace {
 
 constexpr int kExitMismatch = 1;
@@ -166,4 +167,4 @@ void AddCheckCommand(CLI::App& app, std::function<int()>& run) {
   });
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

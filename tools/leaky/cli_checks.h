@@ -5,8 +5,8 @@
 // accepts the sign) and let NaN through every comparison of CLI::Range.
 // Every subcommand uses these, so a bad value is refused before anything
 // runs or is written; main.cc prints the UsageError as `leaky COMMAND: ...`.
-#ifndef LEAKY_TOOLS_CLI_CHECKS_H_
-#define LEAKY_TOOLS_CLI_CHECKS_H_
+#ifndef LEAKY_CLI_CLI_CHECKS_H_
+#define LEAKY_CLI_CLI_CHECKS_H_
 
 #include <CLI/CLI.hpp>
 #include <cctype>
@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace leaky::tools {
+namespace leaky::cli {
 
 // Unusable arguments: exit 2 with this one line. Thrown from a check below it
 // passes CLI11's own "NAME: " prefix by (CLI11 catches only its
@@ -191,6 +191,6 @@ inline CLI::Option* DirectoryPath(CLI::Option* option, bool must_exist) {
   return option;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli
 
-#endif  // LEAKY_TOOLS_CLI_CHECKS_H_
+#endif  // LEAKY_CLI_CLI_CHECKS_H_

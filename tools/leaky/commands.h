@@ -1,12 +1,14 @@
 // The `leaky` CLI: each subcommand registers itself on the CLI11 app and
 // runs on top of the public API only.
-#ifndef LEAKY_TOOLS_COMMANDS_H_
-#define LEAKY_TOOLS_COMMANDS_H_
+#ifndef LEAKY_CLI_COMMANDS_H_
+#define LEAKY_CLI_COMMANDS_H_
 
 #include <CLI/CLI.hpp>
 #include <functional>
 
-namespace leaky::tools {
+namespace leaky::toolkit {}  // the library the commands are made of (toolkit/)
+
+namespace leaky::cli {
 
 // Adds the subcommand; `run` is set to its body when it is selected.
 void AddDemoCommand(CLI::App& app, std::function<int()>& run);
@@ -21,6 +23,6 @@ void AddDeviceCommand(CLI::App& app, std::function<int()>& run);
 void AddGanCommand(CLI::App& app, std::function<int()>& run);
 void AddPrecisionCommand(CLI::App& app, std::function<int()>& run);
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli
 
-#endif  // LEAKY_TOOLS_COMMANDS_H_
+#endif  // LEAKY_CLI_COMMANDS_H_

@@ -11,7 +11,8 @@
 #include "commands.h"
 #include "leaky/leaky.hpp"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 namespace {
 
 // Best of `repeats` runs, in GB/s of bytes read + written.
@@ -67,4 +68,4 @@ void AddDemoCommand(CLI::App& app, std::function<int()>& run) {
   command->callback([&run, max_elements] { run = [max_elements] { return RunDemo(*max_elements); }; });
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

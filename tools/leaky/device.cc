@@ -29,7 +29,8 @@
 #include "timeline.h"
 #include "user_message.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 namespace {
 
 const std::map<std::string, int> kFaults = {
@@ -104,7 +105,7 @@ leaky_plan_request RequestFor(leaky_cl_device* device, const DeviceSettings& s, 
   } else {
     if (leaky_cl_plan_request(device, l.d.dtype, l.d.elements, Backward(l) ? 3 : 2, &request) !=
         LEAKY_OK) {
-      throw std::runtime_error(leaky::tools::LastErrorForUser());
+      throw std::runtime_error(leaky::toolkit::LastErrorForUser());
     }
     flags.split = s.split.empty() ? "granule" : s.split;
   }
@@ -124,7 +125,7 @@ Device Open(const DeviceSettings& s, int fault) {
   const leaky_cl_options options{s.device, fault, source.empty() ? nullptr : source.c_str(),
                                  s.build_options.empty() ? nullptr : s.build_options.c_str()};
   leaky_cl_device* device = nullptr;
-  if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
+  if (leaky_cl_open(&options, &device) != LEAKY_OK) throw std::runtime_error(leaky::toolkit::LastErrorForUser());
   return Device(device);
 }
 
@@ -144,7 +145,7 @@ int RunDevice(const DeviceSettings& s) {
   const leaky_plan_request request = RequestFor(device.get(), s, l);
   std::vector<uint8_t> out(l.input.size(), 0);  // what a kernel never writes stays 0
   leaky_cl_profile profile{};
-  if (Launch(device.get(), l, request, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
+  if (Launch(device.get(), l, request, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky::toolkit::LastErrorForUser());
   WriteFile(s.out, out.data(), out.size());
   std::string extras;
   if (s.fault != "none") extras += ", fault " + s.fault;
@@ -183,7 +184,7 @@ int BenchDevice(const DeviceSettings& s) {
     std::vector<double> kernel_us;
     for (int r = 0; r < s.repeats; ++r) {
       leaky_cl_profile profile{};
-      if (Launch(device.get(), l, with, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
+      if (Launch(device.get(), l, with, out, &profile) != LEAKY_OK) throw std::runtime_error(leaky::toolkit::LastErrorForUser());
       kernel_us.push_back(profile.kernel_ns / 1e3);
     }
     measured[buffers] = Median(kernel_us);
@@ -206,7 +207,7 @@ int BenchDevice(const DeviceSettings& s) {
                                   l.d.negative_slope, &cpu_options)
             : leaky_relu_forward(l.d.dtype, l.d.elements, l.input.data(), out.data(),
                                  l.d.negative_slope, &cpu_options);
-    if (status != LEAKY_OK) throw std::runtime_error(leaky::tools::LastErrorForUser());
+    if (status != LEAKY_OK) throw std::runtime_error(leaky::toolkit::LastErrorForUser());
     cpu_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
   }
   const double cpu = Median(cpu_us);
@@ -268,4 +269,4 @@ void AddDeviceCommand(CLI::App& app, std::function<int()>& run) {
   bench_command->callback([&run, b] { run = [b] { return BenchDevice(*b); }; });
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

@@ -3,7 +3,8 @@
 #include "cli_checks.h"
 #include "eight_bit_data.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 
 namespace {
 
@@ -91,4 +92,4 @@ std::optional<leaky_q8_params> EightBitParams(const std::string& dtype, const Ei
   return q;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

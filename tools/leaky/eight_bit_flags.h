@@ -1,8 +1,8 @@
 // `leaky golden`'s flags for 8-bit data (leaky/eight_bit.h): the
 // quantization of qu8/qs8 and fp8's saturation, each refused in one line
 // where it does not apply to the --dtype given.
-#ifndef LEAKY_TOOLS_EIGHT_BIT_FLAGS_H_
-#define LEAKY_TOOLS_EIGHT_BIT_FLAGS_H_
+#ifndef LEAKY_CLI_EIGHT_BIT_FLAGS_H_
+#define LEAKY_CLI_EIGHT_BIT_FLAGS_H_
 
 #include <CLI/CLI.hpp>
 #include <optional>
@@ -10,7 +10,7 @@
 
 #include "leaky/eight_bit.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
 
 struct EightBitFlags {
   double input_scale = 0, output_scale = 0;
@@ -30,6 +30,6 @@ void AddEightBitOptions(CLI::App* command, EightBitFlags& flags);
 std::optional<leaky_q8_params> EightBitParams(const std::string& dtype, const EightBitFlags& flags,
                                               const std::string& op, bool dist_given);
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli
 
-#endif  // LEAKY_TOOLS_EIGHT_BIT_FLAGS_H_
+#endif  // LEAKY_CLI_EIGHT_BIT_FLAGS_H_

@@ -22,7 +22,8 @@
 #include "tables.h"
 #include "vega.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 namespace {
 
 using leaky::gan::ActivationSpec;
@@ -149,7 +150,7 @@ void AddReportCommand(CLI::App& gan_cmd, std::function<int()>& run) {
     run = [dir, out] {
       const gan::Results results = gan::ReadResults(*dir);
       const std::string path = out->empty() ? (std::filesystem::path(*dir) / "report.html").string() : *out;
-      const tools::VegaScripts scripts = tools::LoadVegaScripts(tools::DefaultVegaDir());
+      const toolkit::VegaScripts scripts = toolkit::LoadVegaScripts(toolkit::DefaultVegaDir());
       std::ofstream page(path);
       if (!page) throw std::runtime_error("cannot write " + path);
       page << gan::RenderReport(results, *dir, scripts);
@@ -168,7 +169,7 @@ void WriteResults(const gan::Results& results, const std::filesystem::path& dir)
   std::ofstream(dir / "results.json") << gan::ToJson(results).dump(1) << "\n";
   // Without the charting scripts the report still has its tables and
   // samples; it and this line say how to fetch them.
-  const tools::VegaScripts scripts = tools::LoadVegaScripts(tools::DefaultVegaDir());
+  const toolkit::VegaScripts scripts = toolkit::LoadVegaScripts(toolkit::DefaultVegaDir());
   std::ofstream(dir / "report.html") << gan::RenderReport(results, dir.string(), scripts);
   std::printf("wrote %s and %s\n", (dir / "results.json").string().c_str(),
               (dir / "report.html").string().c_str());
@@ -261,4 +262,4 @@ void AddPrecisionCommand(CLI::App& app, std::function<int()>& run) {
   });
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

@@ -2,8 +2,8 @@
 // of one shard, local worker processes (--jobs) and Slurm job arrays
 // (--slurm). Each shard writes <run>/shards/shard-K-of-N; `leaky gan merge`
 // combines them into <run>.
-#ifndef LEAKY_TOOLS_GAN_LAUNCH_H_
-#define LEAKY_TOOLS_GAN_LAUNCH_H_
+#ifndef LEAKY_CLI_GAN_LAUNCH_H_
+#define LEAKY_CLI_GAN_LAUNCH_H_
 
 #include <atomic>
 #include <filesystem>
@@ -17,7 +17,7 @@ namespace CLI {
 class App;
 }
 
-namespace leaky::tools {
+namespace leaky::cli {
 
 // `leaky gan`'s options as the user gave them (empty or 0: the preset's).
 struct GanOptions {
@@ -66,6 +66,6 @@ int RunWorkers(const GanOptions& o, const gan::LabConfig& c, const std::atomic<b
 // it (afterok), submitted with sbatch; --slurm-dry-run prints them instead.
 int SubmitSlurm(const GanOptions& o, const gan::LabConfig& c);
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli
 
-#endif  // LEAKY_TOOLS_GAN_LAUNCH_H_
+#endif  // LEAKY_CLI_GAN_LAUNCH_H_

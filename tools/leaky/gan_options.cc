@@ -12,7 +12,8 @@
 #include "cli_checks.h"
 #include "gan_launch.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 namespace {
 
 std::vector<std::string> Split(const std::string& text, char sep) {
@@ -245,4 +246,4 @@ std::vector<std::string> ShardArgs(const GanOptions& o, const gan::LabConfig& c,
   return args;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

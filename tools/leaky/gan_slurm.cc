@@ -16,7 +16,8 @@
 
 extern char** environ;
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 namespace {
 
 namespace fs = std::filesystem;
@@ -212,4 +213,4 @@ int SubmitSlurm(const GanOptions& o, const gan::LabConfig& c) {
   return 0;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

@@ -16,7 +16,8 @@
 #include "lab.h"
 #include "merge.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 namespace {
 
 namespace fs = std::filesystem;
@@ -178,4 +179,4 @@ int RunWorkers(const GanOptions& o, const gan::LabConfig& c, const std::atomic<b
   return stop ? 130 : failed ? 1 : 0;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

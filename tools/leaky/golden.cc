@@ -18,7 +18,8 @@
 #include "leaky/reference.hpp"
 #include "plan_flags.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 namespace {
 
 struct GoldenSettings {
@@ -175,4 +176,4 @@ void AddGoldenCommand(CLI::App& app, std::function<int()>& run) {
   });
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

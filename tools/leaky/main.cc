@@ -142,17 +142,17 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", leaky_version());
   std::function<int()> run;
-  leaky::tools::AddDemoCommand(app, run);
-  leaky::tools::AddBenchCommand(app, run);
-  leaky::tools::AddPlanCommand(app, run);
-  leaky::tools::AddGoldenCommand(app, run);
-  leaky::tools::AddCheckCommand(app, run);
+  leaky::cli::AddDemoCommand(app, run);
+  leaky::cli::AddBenchCommand(app, run);
+  leaky::cli::AddPlanCommand(app, run);
+  leaky::cli::AddGoldenCommand(app, run);
+  leaky::cli::AddCheckCommand(app, run);
 #ifdef LEAKY_WITH_OPENCL
-  leaky::tools::AddDeviceCommand(app, run);
+  leaky::cli::AddDeviceCommand(app, run);
 #endif
 #ifdef LEAKY_WITH_GAN
-  leaky::tools::AddGanCommand(app, run);
-  leaky::tools::AddPrecisionCommand(app, run);
+  leaky::cli::AddGanCommand(app, run);
+  leaky::cli::AddPrecisionCommand(app, run);
 #endif
   // Commands of the full build that this one was configured without: said
   // with the command that builds them, not as unknown.

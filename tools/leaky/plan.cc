@@ -17,7 +17,8 @@
 #include "plan_flags.h"
 #include "timeline.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 namespace {
 
 using json = nlohmann::json;
@@ -248,4 +249,4 @@ void AddPlanCommand(CLI::App& app, std::function<int()>& run) {
   });
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

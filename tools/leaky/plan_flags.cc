@@ -2,7 +2,8 @@
 
 #include "cli_checks.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
+using namespace leaky::toolkit;  // the toolkit library the commands are made of
 
 void AddPlanOptions(CLI::App* command, PlanOptions& options, bool with_op) {
   command->add_option("--preset", options.preset,
@@ -53,4 +54,4 @@ std::vector<std::string> GivenPlanOptions(CLI::App* command) {
   return given;
 }
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli

@@ -1,7 +1,7 @@
 // The CLI's flags for a plan (PlanOptions, toolkit/plan_options.h), shared
 // by `leaky plan`, `leaky golden`, `leaky check` and `leaky device`.
-#ifndef LEAKY_TOOLS_PLAN_FLAGS_H_
-#define LEAKY_TOOLS_PLAN_FLAGS_H_
+#ifndef LEAKY_CLI_PLAN_FLAGS_H_
+#define LEAKY_CLI_PLAN_FLAGS_H_
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -9,16 +9,16 @@
 
 #include "plan_options.h"
 
-namespace leaky::tools {
+namespace leaky::cli {
 
 // Adds --preset --cores --buffer-bytes --align --buffers --split
 // --tile-elems --address-offset (and --op, where the command has none of its
 // own) to `command`.
-void AddPlanOptions(CLI::App* command, PlanOptions& options, bool with_op = true);
+void AddPlanOptions(CLI::App* command, toolkit::PlanOptions& options, bool with_op = true);
 // Whether any of those was given on the command line, and which.
 bool PlanOptionsGiven(CLI::App* command);
 std::vector<std::string> GivenPlanOptions(CLI::App* command);
 
-}  // namespace leaky::tools
+}  // namespace leaky::cli
 
-#endif  // LEAKY_TOOLS_PLAN_FLAGS_H_
+#endif  // LEAKY_CLI_PLAN_FLAGS_H_
