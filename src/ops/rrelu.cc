@@ -1,17 +1,25 @@
 // RReLU's C entry points. Training draws each negative element's slope from
 // the (seed, offset) random stream in the indexed kernels; evaluation is
 // LeakyReLU with the mean slope, run here on LeakyReLU's kernels (one check
-// of the operands, errors under RReLU's name).
+// of the operands, errors under RReLU's name). Then the 8-bit ones
+// (leaky/eight_bit.h, evaluation only), through ops/eight_bit_run.h.
 #include <cstdint>
 
 #include "kernels/kernels.h"
+#include "leaky/eight_bit.h"
 #include "leaky/leaky.h"
 #include "ops/driver.h"
+#include "ops/eight_bit_run.h"
 #include "runtime/error.h"
 
+using leaky::eight_bit::RealFunction;
 using leaky::internal::Call;
+using leaky::internal::DescribeByteCall;
 using leaky::internal::Elementwise;
 using leaky::internal::OpDesc;
+using leaky::internal::RreluEvalFunction;
+using leaky::internal::RunByteBackward;
+using leaky::internal::RunByteForward;
 using leaky::kernels::KernelTable;
 using leaky::kernels::Params;
 
@@ -79,4 +87,29 @@ extern "C" leaky_status leaky_rrelu_backward(leaky_dtype dtype, size_t n, const 
   desc.x = Elementwise(call, "x", x);
   desc.dst = Elementwise(call, "dx", dx);
   return leaky::internal::CheckAndRunOp(desc);
+}
+
+// 8-bit data (leaky/eight_bit.h), in evaluation: LeakyReLU's table with
+// the mean slope.
+extern "C" leaky_status leaky_q8_rrelu_eval_forward(const leaky_q8_params* q, size_t n,
+                                                    const void* x, void* y, double lower,
+                                                    double upper, const leaky_options* opts) {
+  Call call;
+  LEAKY_RETURN_IF_ERROR(DescribeByteCall("leaky_q8_rrelu_eval_forward", q, n, opts,
+                                         {{"lower", lower}, {"upper", upper}}, &call));
+  RealFunction f;
+  LEAKY_RETURN_IF_ERROR(RreluEvalFunction(call, lower, upper, &f));
+  return RunByteForward(call, *q, f, x, y);
+}
+
+extern "C" leaky_status leaky_q8_rrelu_eval_backward(const leaky_q8_params* q, size_t n,
+                                                     const void* dy, const void* x, void* dx,
+                                                     double lower, double upper,
+                                                     const leaky_options* opts) {
+  Call call;
+  LEAKY_RETURN_IF_ERROR(DescribeByteCall("leaky_q8_rrelu_eval_backward", q, n, opts,
+                                         {{"lower", lower}, {"upper", upper}}, &call));
+  RealFunction f;
+  LEAKY_RETURN_IF_ERROR(RreluEvalFunction(call, lower, upper, &f));
+  return RunByteBackward(call, *q, f, dy, x, dx);
 }
