@@ -17,9 +17,10 @@ golden_op; leaky.testing_family says what fn gets and how it is checked.
 --input-scale ...` as `leaky golden` takes them.
 
 `fn` is any callable: LeakyReLU's forward fn(x, slope) -> y, backward
-fn(dy, x, slope) -> dx, given NumPy arrays (float16/float32/float64; bfloat16 as a uint16
-view of its bits) and returning something numpy.asarray accepts (a NumPy
-array, a CPU tensor; a GPU tensor is brought back with .cpu()). From the
+fn(dy, x, slope) -> dx, given NumPy arrays (float16/float32/float64;
+bfloat16 as a uint16 view of its bits) and returning something
+numpy.asarray accepts (a NumPy array, a CPU tensor; a GPU tensor is brought
+back with .cpu()). From the
 shell, with `leaky check`'s exit codes (0 pass, 1 mismatch, 2 unusable):
 
     /usr/bin/python3 -m leaky.testing MODULE:FUNCTION --dtype f16 --split even ...
