@@ -17,6 +17,7 @@
 
 #include "leaky/family.h"
 #include "leaky/leaky.h"
+#include "leaky/leaky.hpp"
 #include "leaky/reference.hpp"
 #include "numpy_common.h"
 
@@ -69,10 +70,13 @@ struct Call {
   }
   // A new array shaped like the first, or the caller's `out` after checking it.
   py::array Output(const Maybe& out) const {
-    if (!out) return New(std::vector<py::ssize_t>(first.shape(), first.shape() + first.ndim()));
+    if (!out) return New(Shape());
     CheckDtype(*out, "out");
     leaky::numpy::CheckOut(*out, first);
     return *out;
+  }
+  std::vector<py::ssize_t> Shape() const {
+    return std::vector<py::ssize_t>(first.shape(), first.shape() + first.ndim());
   }
   py::array New(const std::vector<py::ssize_t>& shape) const {
     return py::array(first.dtype(), shape);
@@ -158,8 +162,8 @@ py::array EluBackward(const py::array& dy, const py::array& saved, double alpha,
                       double input_scale, bool saved_is_result, const Maybe& out, int threads) {
   return Binary(dy, saved, "saved", out, threads,
                 [&](const Call& c, const void* g, const void* v, void* d) {
-                  return leaky_elu_backward(c.dtype, c.n(), g, v, saved_is_result ? 1 : 0, d,
-                                            alpha, scale, input_scale, &c.options);
+                  return leaky_elu_backward(c.dtype, c.n(), g, v, saved_is_result ? 1 : 0, d, alpha,
+                                            scale, input_scale, &c.options);
                 });
 }
 
@@ -222,8 +226,7 @@ py::object Rrelu(const py::array& x, double lower, double upper, bool training, 
     Run([&] { return leaky_rrelu_forward(c.dtype, c.n(), src, dst, nullptr, &p, &c.options); });
     return y;
   }
-  py::array noise =
-      c.New(std::vector<py::ssize_t>(c.first.shape(), c.first.shape() + c.first.ndim()));
+  py::array noise = c.New(c.Shape());
   void* r = noise.mutable_data();
   Run([&] {
     return leaky_rrelu_forward(c.dtype, c.n(), src, dst, training ? r : nullptr, &p, &c.options);
@@ -242,9 +245,10 @@ py::array RreluBackward(const py::array& dy, const py::array& x, double lower, d
                         bool training, uint64_t seed, uint64_t offset, const Maybe& out,
                         int threads) {
   const leaky_rrelu_params p{lower, upper, training ? 1 : 0, seed, offset};
-  return Binary(dy, x, "x", out, threads, [&](const Call& c, const void* g, const void* v, void* d) {
-    return leaky_rrelu_backward(c.dtype, c.n(), g, v, d, &p, &c.options);
-  });
+  return Binary(dy, x, "x", out, threads,
+                [&](const Call& c, const void* g, const void* v, void* d) {
+                  return leaky_rrelu_backward(c.dtype, c.n(), g, v, d, &p, &c.options);
+                });
 }
 
 // bias_act's activation by name, with StyleGAN's defaults for an alpha or
@@ -281,8 +285,6 @@ BiasActOperands BiasOperands(const Call& c, const py::array& x, const Maybe& b, 
   return o;
 }
 
-size_t MaskBytes(size_t n) { return n / 8 + (n % 8 != 0 ? 1 : 0); }
-
 py::object BiasAct(const py::array& x, const Maybe& b, int axis, const std::string& act,
                    std::optional<double> alpha, std::optional<double> gain,
                    std::optional<double> clamp, double dropout_p, uint64_t seed, uint64_t offset,
@@ -300,7 +302,7 @@ py::object BiasAct(const py::array& x, const Maybe& b, int axis, const std::stri
     });
     return y;
   }
-  py::array_t<uint8_t> mask(static_cast<py::ssize_t>(MaskBytes(c.n())));
+  py::array_t<uint8_t> mask(static_cast<py::ssize_t>(leaky::dropout_mask_bytes(c.n())));
   uint8_t* m = mask.mutable_data();
   // The last byte's bits past n are the caller's (leaky.h): zero, so that
   // one call gives one set of mask bytes.
@@ -326,9 +328,9 @@ py::tuple BiasActBackward(const py::array& dy, const py::array& x, const Maybe& 
   if (mask_in) {
     const py::array& m = *mask_in;
     if (m.dtype().kind() != 'u' || m.dtype().itemsize() != 1 || m.ndim() != 1 ||
-        static_cast<size_t>(m.size()) != MaskBytes(c.n())) {
+        static_cast<size_t>(m.size()) != leaky::dropout_mask_bytes(c.n())) {
       throw py::value_error("mask must be a 1-D uint8 array of " +
-                            std::to_string(MaskBytes(c.n())) +
+                            std::to_string(leaky::dropout_mask_bytes(c.n())) +
                             " bytes (one bit per element), as bias_act_dropout returns");
     }
     mask = Contiguous(m, "mask");

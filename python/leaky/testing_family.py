@@ -101,7 +101,7 @@ def golden(golden_data, op, direction, dtype, elems, dist, seed, channels, param
     # bias of NaN tells a kernel nothing about its indexing).
     side = golden_data(dtype, channels, 0.2, "uniform:-0.5,1.5", seed + 1, "forward")[0]
     inputs = {"x": x, "dy": dy, "saved": x, "weight": side, "bias": side}
-    k = dict(scalars)
+    k = scalars
     fwd = direction == "forward"
     if op == "relu":
         outs = [_lnp.relu(x) if fwd else _lnp.relu_backward(dy, x)]
@@ -115,8 +115,8 @@ def golden(golden_data, op, direction, dtype, elems, dist, seed, channels, param
         outs = [_lnp.bias_act(x, side, **k)] if fwd else list(_lnp.bias_act_backward(dy, x, side,
                                                                                      **k))
     elif op == "bias_act_dropout":
-        forward_k = params_of(op, "forward", {key: v for key, v in (params or {}).items()})
-        y, mask = _lnp.bias_act_dropout(x, side, **forward_k)
+        # The backward's mask: the forward's draws with the same scalars.
+        y, mask = _lnp.bias_act_dropout(x, side, **(k if fwd else params_of(op, "forward", params)))
         inputs["mask"] = mask
         outs = [y, mask] if fwd else list(_lnp.bias_act_dropout_backward(dy, x, mask, side, **k))
     else:
