@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../bias_act_names.h"
 #include "leaky/family.h"
 #include "leaky/leaky.h"
 #include "leaky/leaky.hpp"
@@ -251,27 +252,18 @@ py::array RreluBackward(const py::array& dy, const py::array& x, double lower, d
                 });
 }
 
-// bias_act's activation by name, with StyleGAN's defaults for an alpha or
-// gain not given (linear: gain 1; relu: gain sqrt(2); lrelu: alpha 0.2,
-// gain sqrt(2)), as leaky.functional.bias_act's.
+// bias_act's activation by name and StyleGAN's defaults for an alpha or
+// gain not given (bindings/bias_act_names.h, the PyTorch binding's rule
+// too), its errors as ValueError.
 leaky_bias_act_params BiasActParams(const std::string& act, std::optional<double> alpha,
                                     std::optional<double> gain, std::optional<double> clamp) {
-  leaky_bias_act_params p{};
-  if (act == "lrelu")
-    p.activation = LEAKY_ACT_LRELU;
-  else if (act == "relu")
-    p.activation = LEAKY_ACT_RELU;
-  else if (act == "linear")
-    p.activation = LEAKY_ACT_LINEAR;
-  else
-    throw py::value_error("act '" + act + "' is not 'lrelu', 'relu' or 'linear'");
-  p.alpha = alpha.value_or(act == "lrelu" ? 0.2 : 0.0);
-  p.gain = gain.value_or(act == "linear" ? 1.0 : std::sqrt(2.0));
-  if (clamp && !(std::isfinite(*clamp) && *clamp >= 0)) {
-    throw py::value_error("clamp must be a finite value >= 0 or None");
+  try {
+    return leaky::bindings::BiasActParams(act,
+                                          alpha.value_or(leaky::bindings::DefaultAlpha(act)),
+                                          gain.value_or(leaky::bindings::DefaultGain(act)), clamp);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
   }
-  p.clamp = clamp.value_or(-1.0);
-  return p;
 }
 
 struct BiasActOperands {

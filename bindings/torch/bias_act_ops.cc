@@ -7,6 +7,11 @@
 #include <torch/csrc/autograd/VariableTypeUtils.h>
 #include <torch/library.h>
 
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+#include "../bias_act_names.h"
 #include "common.h"
 #include "leaky/leaky.h"
 
@@ -21,25 +26,24 @@ using torch::autograd::variable_list;
 struct ResolvedAct {
   double alpha, gain;
 };
+std::string_view Std(c10::string_view s) { return {s.data(), s.size()}; }
+
 ResolvedAct ActDefaults(c10::string_view act, c10::optional<double> alpha,
                         c10::optional<double> gain) {
-  const bool linear = act == "linear";
-  return {alpha.value_or(act == "lrelu" ? 0.2 : 0.0), gain.value_or(linear ? 1.0 : std::sqrt(2.0))};
+  return {alpha.value_or(leaky::bindings::DefaultAlpha(Std(act))),
+          gain.value_or(leaky::bindings::DefaultGain(Std(act)))};
 }
 
+// The activation by name and the clamp (bindings/bias_act_names.h, the
+// NumPy binding's rule too), its errors as PyTorch's.
 leaky_bias_act_params BiasActParams(c10::string_view act, double alpha, double gain,
                                     c10::optional<double> clamp) {
-  leaky_bias_act_params p{};
-  if (act == "lrelu") p.activation = LEAKY_ACT_LRELU;
-  else if (act == "relu") p.activation = LEAKY_ACT_RELU;
-  else if (act == "linear") p.activation = LEAKY_ACT_LINEAR;
-  else TORCH_CHECK(false, "leaky::bias_act: act '", act, "' is not 'lrelu', 'relu' or 'linear'");
-  p.alpha = alpha;
-  p.gain = gain;
-  TORCH_CHECK(!clamp.has_value() || (std::isfinite(*clamp) && *clamp >= 0),
-              "leaky::bias_act: clamp must be a finite value >= 0 or None");
-  p.clamp = clamp.has_value() ? *clamp : -1.0;
-  return p;
+  try {
+    return leaky::bindings::BiasActParams(
+        Std(act), alpha, gain, clamp.has_value() ? std::optional<double>(*clamp) : std::nullopt);
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK(false, "leaky::bias_act: ", e.what());
+  }
 }
 
 at::Tensor CheckedBias(const c10::optional<at::Tensor>& b, const ChannelView& v,
