@@ -5,7 +5,10 @@
 #ifndef LEAKY_GAN_CHARTS_H_
 #define LEAKY_GAN_CHARTS_H_
 
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "records.h"
 #include "vega.h"
@@ -19,6 +22,13 @@ std::string TrainingCharts(const Results& results, const toolkit::VegaScripts& s
 // Fraction exactly 0, fraction <= 0 and dead channels over training: one
 // chart per measure, a row of panels per variant and a column per layer.
 std::string LayerCharts(const Results& results, const toolkit::VegaScripts& scripts);
+
+// The study's headline across setups (docs/study/PLAN-4.md, "The tables
+// registered for the README", 2): final FCD, ReLU minus LeakyReLU (paired
+// by seed), mean and Student-t 95% interval per setup (label, study) and,
+// where a setup has several LeakyReLU slopes, per slope. A Vega-Lite spec
+// with its data inline (docs/study renders it to SVG: scripts/vega_svg.js).
+nlohmann::json HeadlineChart(const std::vector<std::pair<std::string, Results>>& setups);
 
 }  // namespace leaky::gan
 

@@ -64,16 +64,6 @@ struct PairedResult {
   Summary summary;
   SignTest sign;
 };
-std::vector<double> PairedDifferences(const VariantResults& a, const VariantResults& b,
-                                      const PerRun& f) {
-  std::vector<double> diff;
-  for (const Run& ra : a.runs) {
-    for (const Run& rb : b.runs) {
-      if (ra.seed == rb.seed) diff.push_back(f(ra) - f(rb));
-    }
-  }
-  return diff;
-}
 PairedResult Paired(const VariantResults& a, const VariantResults& b, const PerRun& f) {
   const std::vector<double> diff = PairedDifferences(a, b, f);
   return {Summarize(diff), SignTestOf(diff)};
@@ -90,8 +80,7 @@ IntervalPart PairedPart(const std::string& what, const PairedResult& p, const st
   return part;
 }
 
-// The last quality point's FCD; the first's.
-double FinalFcd(const Run& run) { return run.quality_history.back().quality.fcd.value(); }
+// The first quality point's FCD.
 double FirstFcd(const Run& run) { return run.quality_history.front().quality.fcd.value(); }
 
 struct Setting {
@@ -597,8 +586,102 @@ std::string ClaimsMarkdown(const std::vector<Claim>& claims) {
   return md.str();
 }
 
+namespace {
+
+// A registered claim (lab version 4) leads with its primary measure: an
+// interval part carrying its test, or the f16 claim's count of seeds.
+bool Registered(const Claim& c) {
+  for (const ClaimSetting& s : c.settings) {
+    if (s.parts.empty()) return false;
+    const auto* p = std::get_if<IntervalPart>(&s.parts.front());
+    if (p != nullptr && !p->test) return false;
+  }
+  return true;
+}
+
+// The primary measure's name, without what differs between setups (the
+// f16 count's variant and number of batches).
+std::string PrimaryName(const ClaimPart& part) {
+  if (const auto* c = std::get_if<CountPart>(&part)) return c->what.substr(0, c->what.find(" ("));
+  const auto& p = std::get<IntervalPart>(part);
+  return p.what + "; bound " + p.bound;
+}
+
+// The primary measure's value in one setup: the mean with its uncorrected
+// interval, or the count.
+std::string PrimaryValue(const ClaimPart& part) {
+  if (const auto* c = std::get_if<CountPart>(&part)) {
+    return std::to_string(c->count) + " of " + std::to_string(c->of);
+  }
+  const auto& p = std::get<IntervalPart>(part);
+  return Format(p.mean) + " [" + Format(p.ci_low) + ", " + Format(p.ci_high) + "], n=" +
+         std::to_string(p.n);
+}
+
+// Lab version 4 (docs/study/PLAN-4.md, "The tables registered for the
+// README", 1): per claim, its primary measure, the setups where its
+// Holm-corrected verdict is reproduced / refuted / not shown, and per
+// setup the mean with its uncorrected interval.
+std::string RegisteredBySetupMarkdown(
+    const std::vector<std::pair<std::string, std::vector<Claim>>>& setups) {
+  std::vector<std::pair<std::string, std::string>> rows;  // (claim id, setting)
+  std::vector<std::string> texts, measures;
+  for (const auto& [label, claims] : setups) {
+    for (const Claim& c : claims) {
+      for (const ClaimSetting& s : c.settings) {
+        const std::pair<std::string, std::string> key{c.id, s.setting};
+        if (std::find(rows.begin(), rows.end(), key) == rows.end()) {
+          rows.push_back(key);
+          texts.push_back(s.setting == "no norm" ? c.text : c.text + " (" + s.setting + ")");
+          measures.push_back(PrimaryName(s.parts.front()));
+        }
+      }
+    }
+  }
+  static constexpr const char* kVerdicts[] = {"reproduced", "refuted", "not shown"};
+  std::ostringstream md;
+  md << "| claim | primary measure | reproduced in | refuted in | not shown in |";
+  for (const auto& setup : setups) md << " " << setup.first << " |";
+  md << "\n|---|---|---|---|---|";
+  for (size_t i = 0; i < setups.size(); ++i) md << "---|";
+  md << "\n";
+  for (size_t r = 0; r < rows.size(); ++r) {
+    std::vector<std::string> in[3], cells;
+    for (const auto& [label, claims] : setups) {
+      std::string cell = "-";
+      for (const Claim& c : claims) {
+        for (const ClaimSetting& s : c.settings) {
+          if (c.id != rows[r].first || s.setting != rows[r].second) continue;
+          cell = PrimaryValue(s.parts.front());
+          for (int v = 0; v < 3; ++v) {
+            if (s.verdict == kVerdicts[v]) in[v].push_back(label);
+          }
+          if (s.verdict == "no verdict") cell += " (no verdict)";
+        }
+      }
+      cells.push_back(cell);
+    }
+    md << "| " << texts[r] << " | " << measures[r] << " |";
+    for (const auto& names : in) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      md << " " << (names.empty() ? std::string("-") : list) << " |";
+    }
+    for (const std::string& cell : cells) md << " " << cell << " |";
+    md << "\n";
+  }
+  return md.str();
+}
+
+}  // namespace
+
 std::string ClaimsBySetupMarkdown(
     const std::vector<std::pair<std::string, std::vector<Claim>>>& setups) {
+  const bool registered = std::all_of(setups.begin(), setups.end(), [](const auto& setup) {
+    return !setup.second.empty() &&
+           std::all_of(setup.second.begin(), setup.second.end(), Registered);
+  });
+  if (registered) return RegisteredBySetupMarkdown(setups);
   // Rows in the order the claims first appear; (claim id, setting).
   std::vector<std::pair<std::string, std::string>> rows;
   std::vector<std::string> texts;

@@ -67,8 +67,12 @@ std::string ClaimPartText(const ClaimPart& part);
 std::string ClaimsMarkdown(const std::vector<Claim>& claims);
 
 // The claims of several setups (label, MeasureClaims of its study) as one
-// Markdown table: a row per claim and norm setting, a verdict column per
-// setup, and in how many setups the claim was reproduced.
+// Markdown table, a row per claim and norm setting. Studies of lab version 4
+// (registered claims): the primary measure, the setups where the claim is
+// reproduced, refuted and not shown (Holm-corrected), and a column per
+// setup with the primary measure's mean and uncorrected interval. Earlier
+// studies: a verdict column per setup, and in how many setups the claim was
+// reproduced.
 std::string ClaimsBySetupMarkdown(
     const std::vector<std::pair<std::string, std::vector<Claim>>>& setups);
 

@@ -68,4 +68,26 @@ std::string FormatInterval(const Summary& s, double scale) {
   return Format(s.mean * scale) + " [" + Format(s.ci_low * scale) + ", " + Format(s.ci_high * scale) + "]";
 }
 
+std::vector<double> PairedDifferences(const VariantResults& a, const VariantResults& b,
+                                      const PerRun& f) {
+  std::vector<double> diff;
+  for (const Run& ra : a.runs) {
+    for (const Run& rb : b.runs) {
+      if (ra.seed == rb.seed) diff.push_back(f(ra) - f(rb));
+    }
+  }
+  return diff;
+}
+
+double FinalFcd(const Run& run) { return run.quality_history.back().quality.fcd.value(); }
+
+double FcdWindowMean(const std::vector<QualityPoint>& points, double from, double to) {
+  double sum = 0;
+  int n = 0;
+  for (const QualityPoint& p : points) {
+    if (p.step >= from && p.step <= to && p.quality.fcd) sum += *p.quality.fcd, ++n;
+  }
+  return n ? sum / n : NAN;
+}
+
 }  // namespace leaky::gan

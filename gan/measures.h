@@ -39,6 +39,9 @@ class RowField {
 // Mean of a field over the rows with from <= step <= to (NaN if none).
 double WindowMean(const std::vector<Row>& rows, const RowField& field, double from, double to);
 
+// Mean FCD of the quality points with from <= step <= to (NaN if none).
+double FcdWindowMean(const std::vector<QualityPoint>& points, double from, double to);
+
 // Sample std of a field over the rows with step > from.
 double StdAfter(const std::vector<Row>& rows, const RowField& field, double from);
 
@@ -49,6 +52,14 @@ double SlopeBetween(const std::vector<Row>& rows, const RowField& field, double 
 // One number per seed (from its run), summarised.
 using PerRun = std::function<double(const Run& run)>;
 Summary PerSeed(const std::vector<Run>& runs, const PerRun& f);
+
+// Per seed present in both variants (same seed: same weights, data and
+// noise), a's value minus b's.
+std::vector<double> PairedDifferences(const VariantResults& a, const VariantResults& b,
+                                      const PerRun& f);
+
+// The last quality point's FCD.
+double FinalFcd(const Run& run);
 
 // "about step 2,000": the logged steps 1,900-2,100; runs shorter than 2,100
 // steps use 2/3 of training +- steps/30.

@@ -6,6 +6,7 @@
 #define LEAKY_GAN_TABLES_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "records.h"
@@ -26,6 +27,25 @@ std::string CrossingMarkdown(const std::vector<Results>& studies);
 // whether it lies within +-kSettledSlope ("settled").
 std::string SettleMarkdown(const Results& study);
 inline constexpr double kSettledSlope = 0.02;
+
+// Lab version 4 (docs/study/PLAN-4.md registered these before its runs).
+//
+// The slope sweep: per variant (relu, then each lrelu:<slope>, no norm), the
+// final FCD, the final FCD and KID as ReLU minus the variant (paired by
+// seed), layer 2's fraction <= 0 about step 2,000 and the per-term D loss
+// over the last third; each mean [Student-t 95% interval] over seeds.
+std::string SlopesMarkdown(const Results& study);
+
+// Long training (relu and lrelu:0.2): per window of `window` steps, the
+// per-term D loss, ReLU's layer-2 fraction exactly 0 and the FCD (the
+// quality points in the window), each mean [t-interval] over seeds.
+std::string LongMarkdown(const Results& study, double window = 2000);
+
+// The quality measure per classifier (one per dataset): its accuracy on the
+// images it did not train on, the three-way split, the real-vs-real floors
+// (FCD of the reference against another 1,000; FCD and KID over random
+// halvings, mean and spread) and the setups (label, study) that used it.
+std::string FloorsMarkdown(const std::vector<std::pair<std::string, Results>>& studies);
 
 }  // namespace leaky::gan
 

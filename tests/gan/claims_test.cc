@@ -329,6 +329,77 @@ TEST(RegisteredClaims, VerdictWords) {
   EXPECT_EQ(Find(claims, "relu_stuck").verdict, "reproduced");
 }
 
+// Registered claims across setups: the primary measure, the setups per
+// verdict word and each setup's mean with its interval; a claim a setup
+// does not measure (the D loss under the hinge loss) is "-" there.
+TEST(RegisteredClaims, AcrossSetupsNamesTheSetupsPerVerdict) {
+  Results article = ArticleStudy();
+  article.study.lab_version = 4;
+  Results opposite = article;
+  opposite.variants[0] = MakeVariant(
+      "relu", 5, [](int seed, int step) { return MakeRow(0.9 + 0.001 * seed, 2.0 - step / 2000.0, 0.5 + 0.01 * seed, 0.5); },
+      [](int, int step) { return 1000.0 * std::exp(-step / 500.0) + 10; });
+  Results hinge = article;
+  hinge.study.loss = "hinge";
+  const std::string md = ClaimsBySetupMarkdown({{"A", MeasureClaims(article).value()},
+                                                {"B", MeasureClaims(opposite).value()},
+                                                {"H", MeasureClaims(hinge).value()}});
+  EXPECT_NE(md.find("| claim | primary measure | reproduced in | refuted in | not shown in | A | B | H |"),
+            std::string::npos)
+      << md;
+  // ReLU's zeros: 0.9-0.94 in A and H, 0.5-0.54 in B.
+  EXPECT_NE(md.find("| ReLU: more than 85% of layer 2's activations exactly zero by about step 2,000 "
+                    "| ReLU layer 2, fraction exactly 0, steps 1900-2100 (train mode); bound > 0.85 "
+                    "| A, H | B | - | 0.92 ["),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| ReLU: the discriminator loss stuck near 0.69 | ReLU D loss per term (sum / 2), "
+                    "last third; bound 0.643-0.743 | A | B | - | 0.693 ["),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("n=5 | - |\n| LeakyReLU: the discriminator loss falling"), std::string::npos) << md;
+}
+
+// The slope sweep pairs each LeakyReLU slope with ReLU by seed; the floors
+// table has one row per classifier with the setups that used it.
+TEST(Tables, SlopesPairWithReluAndFloorsGroupByClassifier) {
+  Results sweep = ArticleStudy();
+  sweep.variants.pop_back();  // prelu is not a slope
+  VariantResults other = sweep.variants[1];
+  other.plan.name = "lrelu:0.05";
+  for (leaky::gan::Run& r : other.runs) {
+    for (QualityPoint& q : r.quality_history) *q.quality.fcd += 100;
+  }
+  sweep.variants.push_back(other);
+  const std::string slopes = SlopesMarkdown(sweep);
+  // ReLU's final FCD is 1000 - 3000 / 30 = 900, LeakyReLU(0.2)'s
+  // 1000 e^-6 + 10 = 12.48, 0.05's 100 more; no KID (lab version 3): "-".
+  EXPECT_NE(slopes.find("| relu | 5 | 900 [900, 900] | - | - |"), std::string::npos) << slopes;
+  EXPECT_NE(slopes.find("| lrelu:0.2 | 5 | 12.5 [12.5, 12.5] | 888 [888, 888] | - |"), std::string::npos)
+      << slopes;
+  EXPECT_NE(slopes.find("| lrelu:0.05 | 5 | 112 [112, 112] | 788 [788, 788] | - |"), std::string::npos)
+      << slopes;
+  EXPECT_EQ(slopes.find("prelu"), std::string::npos) << slopes;
+
+  Results a = sweep, b = sweep, c = sweep;
+  a.study.classifier = ClassifierInfo{4000, 6000, 0.98, 34.8, "", 4000, 2000,
+                                      Summary{27.9, 4.7, 0, 0, 0, 0, 10}, Summary{-6, 19.8, 0, 0, 0, 0, 10}};
+  a.study.classifier_checksum = "m";
+  b.study.classifier = a.study.classifier;
+  b.study.classifier_checksum = "m";
+  c.study.classifier = ClassifierInfo{20000, 50000, 0.9069, 10.3, "", 48000, 2000, std::nullopt, std::nullopt};
+  c.study.classifier_checksum = "f";
+  c.study.dataset = "fashion";
+  const std::string floors = FloorsMarkdown({{"a", a}, {"b", b}, {"c", c}});
+  EXPECT_NE(floors.find("| MNIST | 98.00% of 6000 | 4000 / 2000 / 4000 | 34.8 | 27.9 ± 4.7 (n=10) | "
+                        "-6 ± 19.8 (n=10) | a, b |"),
+            std::string::npos)
+      << floors;
+  EXPECT_NE(floors.find("| Fashion-MNIST | 90.69% of 50000 | 20000 / 2000 / 48000 | 10.3 | - | - | c |"),
+            std::string::npos)
+      << floors;
+}
+
 // One Holm family per study: with both norm settings, ten claims share it,
 // so a p that passes alone in five can fail in ten.
 TEST(RegisteredClaims, OneFamilyAcrossNormSettings) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "charts.h"
 #include "claims.h"
 #include "cli_checks.h"
 #include "commands.h"
@@ -30,6 +31,13 @@ using leaky::gan::ActivationSpec;
 
 std::atomic<bool> g_stop{false};
 extern "C" void OnInterrupt(int) { g_stop = true; }
+
+// A study's label in the tables: its folder's name ("dir/" too).
+std::string FolderName(const std::string& dir) {
+  std::filesystem::path path(dir);
+  if (path.filename().empty()) path = path.parent_path();
+  return path.filename().string();
+}
 
 // A line per variant of its final values (the mean over seeds; classes and
 // modes truncated to whole numbers).
@@ -87,9 +95,7 @@ void AddClaimsCommand(CLI::App& gan_cmd, std::function<int()>& run) {
           throw std::runtime_error(dir + "/results.json measures no claims (an MNIST or "
                                    "Fashion-MNIST study with relu and lrelu:0.2 variants does)");
         }
-        std::filesystem::path path(dir);
-        if (path.filename().empty()) path = path.parent_path();  // "dir/"
-        setups.emplace_back(path.filename().string(), *claims);
+        setups.emplace_back(FolderName(dir), *claims);
       }
       std::printf("%s", setups.size() == 1 ? gan::ClaimsMarkdown(setups[0].second).c_str()
                                            : gan::ClaimsBySetupMarkdown(setups).c_str());
@@ -107,29 +113,64 @@ gan::Results ReadStudy(const std::string& dir) {
   return results;
 }
 
-// `leaky gan table crossing DIR...` / `leaky gan table settle DIR`: the
-// study's registered tables (docs/study/PLAN.md) as Markdown.
+// `leaky gan table KIND DIR...`: the studies' registered tables
+// (docs/study/PLAN.md: crossing, settle; PLAN-4.md: slopes, long, floors)
+// as Markdown.
 void AddTableCommand(CLI::App& gan_cmd, std::function<int()>& run) {
   auto* cmd = gan_cmd.add_subcommand(
-      "table", "a registered study table as Markdown: crossing (setups side by side) or settle "
-               "(a long study's windows and final slopes)");
+      "table", "a registered study table as Markdown: crossing (setups side by side), settle "
+               "(a long study's windows and final slopes), slopes (a slope sweep), long (a long "
+               "study's 2,000-step windows) or floors (each dataset's quality measure)");
   auto kind = std::make_shared<std::string>();
   auto dirs = std::make_shared<std::vector<std::string>>();
-  cmd->add_option("kind", *kind, "crossing or settle")
+  cmd->add_option("kind", *kind, "crossing, settle, slopes, long or floors")
       ->required()
-      ->check(CLI::IsMember({"crossing", "settle"}));
+      ->check(CLI::IsMember({"crossing", "settle", "slopes", "long", "floors"}));
   cmd->add_option("dirs", *dirs, "run folders with results.json")->required();
   cmd->callback([kind, dirs, &run] {
     run = [kind, dirs] {
-      std::vector<gan::Results> studies;
-      for (const std::string& dir : *dirs) studies.push_back(ReadStudy(dir));
-      if (*kind == "settle" && studies.size() != 1) {
-        throw std::invalid_argument("table settle: give one study folder");
+      std::vector<std::pair<std::string, gan::Results>> studies;
+      for (const std::string& dir : *dirs) studies.emplace_back(FolderName(dir), ReadStudy(dir));
+      const bool one = *kind == "settle" || *kind == "slopes" || *kind == "long";
+      if (one && studies.size() != 1) {
+        throw std::invalid_argument("table " + *kind + ": give one study folder");
       }
-      const std::string md =
-          *kind == "crossing" ? gan::CrossingMarkdown(studies) : gan::SettleMarkdown(studies[0]);
-      if (md.empty()) throw std::runtime_error("the study has no relu and lrelu:0.2 variants");
+      std::vector<gan::Results> results;
+      for (const auto& study : studies) results.push_back(study.second);
+      const std::string md = *kind == "crossing" ? gan::CrossingMarkdown(results)
+                             : *kind == "settle" ? gan::SettleMarkdown(results[0])
+                             : *kind == "slopes" ? gan::SlopesMarkdown(results[0])
+                             : *kind == "long"   ? gan::LongMarkdown(results[0])
+                                                 : gan::FloorsMarkdown(studies);
+      if (md.empty()) {
+        throw std::runtime_error(*kind == "floors" ? "no study has a quality classifier"
+                                                   : "the study has no relu and lrelu:0.2 variants");
+      }
       std::printf("%s", md.c_str());
+      return 0;
+    };
+  });
+}
+
+// `leaky gan chart headline DIR...`: the headline across setups as a
+// Vega-Lite spec (JSON, data inline); docs/study/README.md shows it as SVG.
+void AddChartCommand(CLI::App& gan_cmd, std::function<int()>& run) {
+  auto* cmd = gan_cmd.add_subcommand(
+      "chart", "a registered chart as a Vega-Lite spec: headline (final FCD, ReLU minus "
+               "LeakyReLU, per setup and slope)");
+  auto kind = std::make_shared<std::string>();
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("kind", *kind, "headline")->required()->check(CLI::IsMember({"headline"}));
+  cmd->add_option("dirs", *dirs, "run folders with results.json, one per setup")->required();
+  cmd->callback([dirs, &run] {
+    run = [dirs] {
+      std::vector<std::pair<std::string, gan::Results>> setups;
+      for (const std::string& dir : *dirs) setups.emplace_back(FolderName(dir), ReadStudy(dir));
+      const nlohmann::json spec = gan::HeadlineChart(setups);
+      if (spec["data"]["values"].empty()) {
+        throw std::runtime_error("no study has relu and LeakyReLU variants");
+      }
+      std::printf("%s\n", spec.dump(1).c_str());
       return 0;
     };
   });
@@ -185,10 +226,12 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
   AddMergeCommand(*cmd, run);
   AddClaimsCommand(*cmd, run);
   AddTableCommand(*cmd, run);
+  AddChartCommand(*cmd, run);
   AddReportCommand(*cmd, run);
   cmd->callback([o, cmd, &run] {
     if (cmd->got_subcommand("merge") || cmd->got_subcommand("claims") ||
-        cmd->got_subcommand("table") || cmd->got_subcommand("report")) {
+        cmd->got_subcommand("table") || cmd->got_subcommand("chart") ||
+        cmd->got_subcommand("report")) {
       return;
     }
     run = [o] {
