@@ -96,6 +96,25 @@ void CheckPlan(const std::string& dtype, uint64_t elements, const std::string& o
   PlanLayout(Describe(dtype, elements, 0.0, op), op, plan_json);
 }
 
+// The plan's geometry for the family's value models (python/leaky/
+// testing_family_models.py): per core, its first element and each tile's
+// first element and length.
+py::list PlanRegions(const std::string& dtype, uint64_t elements, const std::string& op,
+                     const std::string& plan_json) {
+  const Layout layout = PlanLayout(Describe(dtype, elements, 0.0, op), op, plan_json);
+  py::list cores;
+  for (uint32_t core = 0; core < layout.cores(); ++core) {
+    py::list tiles;
+    for (uint64_t t = 0; t < layout.TileCount(core); ++t) {
+      uint64_t start = 0, length = 0;
+      layout.TileRange(core, t, &start, &length);
+      tiles.append(py::make_tuple(start, length));
+    }
+    cores.append(py::make_tuple(layout.core_start[core], layout.core_length[core], tiles));
+  }
+  return cores;
+}
+
 // The arrays decoded by `array` (what, its bytes, whether a result), the
 // plan, and the diagnosis as JSON text: the float and the 8-bit check's.
 template <class Decode>
@@ -261,6 +280,8 @@ void AddToolkit(py::module_& m) {
         py::arg("x"), py::arg("dy"), py::arg("golden"), py::arg("output"), py::arg("max_ulp"),
         py::arg("strict_zero_sign"), py::arg("allow_rounding"), py::arg("plan_json"),
         py::arg("leaky_relu_values") = true, "`leaky check`'s verdict as JSON text");
+  m.def("toolkit_plan_regions", &leaky::toolkit::PlanRegions, py::arg("dtype"),
+        py::arg("elements"), py::arg("op"), py::arg("plan"));
   m.def("toolkit_check_plan", &leaky::toolkit::CheckPlan, py::arg("dtype"), py::arg("elements"),
         py::arg("op"), py::arg("plan_json"),
         "Raises ValueError unless the plan options make a plan for the problem");

@@ -37,13 +37,15 @@ import numpy as _np
 
 from . import _library
 from . import testing_family as _family
+from . import testing_family_models as _family_models
 
 _native = _library.load_native()
 
 _DTYPES = {"f16": _np.float16, "f32": _np.float32, "f64": _np.float64, "bf16": _np.uint16}
 # Every kind a finding can have, in the documented order (the toolkit's
-# one list, toolkit/finding_kinds.inc).
-FINDING_KINDS = tuple(_native.toolkit_finding_kinds)
+# one list, toolkit/finding_kinds.inc), then the family's value kinds
+# (leaky.testing_family_models.KINDS).
+FINDING_KINDS = tuple(_native.toolkit_finding_kinds) + tuple(_family_models.KINDS)
 # The ops of leaky/family.h that golden_op and check_op know, in both
 # directions: LeakyReLU here, the rest in leaky.testing_family.
 OPS = ("leaky_relu",) + tuple(op for op in _family.OPS if op != "leaky_relu")
@@ -289,14 +291,52 @@ def _check_family_op(fn, op, direction, dtype, elems, dist, seed, channels, para
         dtype, 0.0, direction, x.reshape(-1).tobytes(),
         b"" if dy is None else dy.reshape(-1).tobytes(), first.reshape(-1).tobytes(),
         out.reshape(-1).tobytes(), tolerance, bool(strict_zero_sign), False, plan, False))
+    sides = []
     for (side_name, expected), got in zip(list(outputs.items())[1:], results[1:]):
         got = _np.asarray(got.detach().cpu().numpy() if hasattr(got, "detach") else got)
+        sides.append(got)
         count, message = _family.compare_side(side_name, expected, got)
         if count:
             d.passed = False
             d.findings.append(Finding("mismatch", message, details={"output": side_name,
                                                                        "count": count}))
+    if d.findings and d.findings[0].kind == "not_written":
+        _value_zeros(d, first, out)
+    if not d.passed:
+        # The faults the op invites, each a model of the values it gives: one
+        # that explains every wrong element of every output leads.
+        regions = _native.toolkit_plan_regions(dtype, first.size, direction, plan) if plan else []
+        explained = _family_models.explain(op, direction, dtype, inputs, outputs, [out] + sides,
+                                           scalars, first.shape, regions, tolerance)
+        if explained:
+            d.findings = [Finding(kind, message, first=details.get("index"), details=details)
+                          for kind, message, details in explained]
     return d
+
+
+def _value_zeros(d, golden, out):
+    """A region never written is a place: it holds results of both signs.
+    Where every wrong element is a negative result given as 0 and the
+    positive results around them are right, the zeros follow the values,
+    not the places (the negative side computed as a ReLU's): the finding
+    becomes a mismatch that says so."""
+    g = golden.reshape(-1).astype(_np.float64)
+    o = out.reshape(-1).astype(_np.float64)
+    with _np.errstate(invalid="ignore"):
+        wrong = ~((g == o) | (_np.isnan(g) & _np.isnan(o)))
+        idx = _np.nonzero(wrong)[0]
+        if idx.size == 0 or not _np.all((o[idx] == 0) & (g[idx] < 0)):
+            return
+        span = slice(int(idx[0]), int(idx[-1]) + 1)
+        if not _np.any(g[span] > 0):
+            return
+    # The generic mismatch of the same elements goes; side outputs' stay.
+    rest = [f for f in d.findings[1:] if f.kind != "mismatch" or "output" in f.details]
+    d.findings = [Finding(
+        "mismatch", "%d negative results given as 0, the first at %d, while every positive result "
+        "is right: the zeros follow the values, not a region - the negative side computed as 0 "
+        "(a ReLU's, or the wrong activation chosen), not an output left unwritten" % (
+            idx.size, idx[0]), first=int(idx[0]), details={"count": int(idx.size)})] + rest
 
 
 def _call(fn, x, dy, slope):

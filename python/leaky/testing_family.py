@@ -24,11 +24,11 @@ leaky/family.h's order, and the op's scalars as keywords:
 PReLU's and bias_act's x is [outer, channels, inner] with the channels on
 axis 1 (NCHW's view; elems is rounded down to a multiple of 2 * channels).
 The first output is diagnosed as `leaky check` diagnoses LeakyReLU's, by
-place only (what was never written, what landed at another index, NaNs,
-zero signs): the value models are LeakyReLU's and would explain another
-op's wrong values as a wrong slope. Other outputs (dweight, db, noise, the
-mask) must match bit for bit; a difference is one finding naming the
-output, how many elements differ and the first."""
+place (what was never written, what landed at another index, NaNs, zero
+signs); other outputs (dweight, db, noise, the mask) must match bit for
+bit. Wrong values are then tried against the faults each op invites
+(leaky.testing_family_models); where none explains them, a difference is
+a `mismatch` naming the output, how many elements differ and the first."""
 import numpy as _np
 
 from . import numpy as _lnp

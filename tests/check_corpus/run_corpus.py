@@ -44,8 +44,14 @@ MESSAGE_WIDTH = 120
 
 
 def load_cases():
-    with open(os.path.join(CORPUS, "cases.json")) as f:
-        cases = json.load(f)
+    cases = []
+    # cases.json (LeakyReLU: OpenCL and NumPy kernels) and family_cases.json
+    # (the other ops of leaky/family.h, kernels in family_cases.py).
+    for name in ("cases.json", "family_cases.json"):
+        path = os.path.join(CORPUS, name)
+        if os.path.exists(path):
+            with open(path) as f:
+                cases += json.load(f)
     # "pass" and every finding kind of the diagnosis's one list.
     import leaky.testing
     kinds = {"pass"} | set(leaky.testing.FINDING_KINDS)
@@ -56,8 +62,8 @@ def load_cases():
         if name in names:
             problems.append("the name is used twice")
         names.add(name)
-        if case.get("kind") not in ("opencl", "numpy"):
-            problems.append("kind must be opencl or numpy")
+        if case.get("kind") not in ("opencl", "numpy", "numpy_family"):
+            problems.append("kind must be opencl, numpy or numpy_family")
         if not case.get("expect") or not set(case["expect"]) <= kinds:
             problems.append("expect must list kinds of the vocabulary: %s" % case.get("expect"))
         if case.get("expect") == ["pass"] and case.get("max_findings") != 0:
@@ -95,8 +101,10 @@ class OpenCL:
 
 
 def numpy_callable(case):
-    import numpy_cases
-    fn = getattr(numpy_cases, case["function"])
+    import importlib
+    module = importlib.import_module("family_cases" if case["kind"] == "numpy_family" else
+                                     "numpy_cases")
+    fn = getattr(module, case["function"])
     modelled = getattr(fn, "plan", {})
     differs = {k: (v, case["plan"].get(k)) for k, v in modelled.items() if case["plan"].get(k) != v}
     if differs:
@@ -115,9 +123,17 @@ def check_here(lt, case, opencl):
     else:
         fn = numpy_callable(case)
     try:
-        d = lt.check_op(fn, dtype=case["dtype"], elems=case["elems"], slope=case.get("slope", 0.2),
-                        dist=case["dist"], op=case["op"],
-                        strict_zero_sign=case.get("strict_zero_sign", False), **case["plan"])
+        if case["kind"] == "numpy_family":
+            import numpy as np
+            with np.errstate(all="ignore"):  # the kernels' own overflows are the op's
+                d = lt.check_op(fn, op=case["op"], direction=case["direction"],
+                                dtype=case["dtype"], elems=case["elems"], dist=case.get("dist"),
+                                params=case.get("params"), channels=case.get("channels", 4),
+                                **case["plan"])
+        else:
+            d = lt.check_op(fn, dtype=case["dtype"], elems=case["elems"],
+                            slope=case.get("slope", 0.2), dist=case["dist"], op=case["op"],
+                            strict_zero_sign=case.get("strict_zero_sign", False), **case["plan"])
     except (RuntimeError, ValueError) as e:
         if "cl_khr_fp64" in str(e):  # f64 on a device without it
             return {"skip": "the device has no cl_khr_fp64"}
@@ -139,6 +155,11 @@ def check_apart(case, device):
 
 def describe(case):
     plan = case["plan"]
+    if case["kind"] == "numpy_family":
+        return "%-40s family_cases.%s %s %s %s %d, %s %d cores, %d-element tiles\n    %s\n    expect %s" % (
+            case["name"], case["function"], case["op"], case["direction"], case["dtype"],
+            case["elems"], plan["split"], plan["cores"], plan["tile_elems"], case["bug"],
+            "|".join(case["expect"]))
     extras = ["slope %g" % case["slope"]] if "slope" in case else []
     extras += ["strict zero sign"] if case.get("strict_zero_sign") else []
     extras += [case["build_options"]] if case.get("build_options") else []
