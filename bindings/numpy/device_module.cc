@@ -8,12 +8,15 @@
 #include <pybind11/pybind11.h>
 
 #include <cstring>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "../bias_act_names.h"
 #include "leaky/opencl.h"
 #include "numpy_common.h"
 #include "golden_io.h"
@@ -102,6 +105,156 @@ py::array DeviceLeakyReluBackward(const py::array& dy_in, const py::array& x_in,
   return dx;
 }
 
+// One array argument of a family call, contiguous and of the call's dtype.
+py::array Operand(const py::handle& a, leaky_dtype dtype, const char* what) {
+  const py::array array = py::array::ensure(a);
+  if (!array) throw py::type_error(std::string(what) + " must be an array");
+  if (leaky::numpy::DtypeOf(array, what) != dtype) {
+    throw py::type_error(std::string(what) + " differs in dtype from the first operand");
+  }
+  return leaky::numpy::Contiguous(array, what);
+}
+
+double Scalar(const py::dict& s, const char* name, double otherwise) {
+  return s.contains(name) && !s[name].is_none() ? s[name].cast<double>() : otherwise;
+}
+
+// An op of leaky/family.h besides LeakyReLU on the device: `inputs` in
+// family.h's order (x; dy, x; ... weight or bias; the dropout mask),
+// `scalars` by their NumPy names (alpha, scale, input_scale; lower, upper,
+// training, seed, offset; act, alpha, gain, clamp, dropout_p). Returns the
+// outputs in family.h's order (RReLU's noise in training only). The
+// per-channel ops take x as [outer, channels, inner...].
+py::tuple DeviceFamily(const std::string& op, const std::string& direction, const py::list& inputs,
+                       const py::dict& scalars, uint32_t cores, const std::string& split,
+                       uint32_t tile_elems, uint32_t buffers, int device) {
+  if (direction != "forward" && direction != "backward") {
+    throw py::value_error("direction must be forward or backward, not '" + direction + "'");
+  }
+  const bool backward = direction == "backward";
+  if (inputs.empty()) throw py::value_error("no inputs");
+  const py::array first = py::array::ensure(inputs[0]);
+  if (!first) throw py::type_error("the first input must be an array");
+  const leaky_dtype dtype = leaky::numpy::DtypeOf(first, backward ? "dy" : "x");
+  std::vector<py::array> in;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const bool mask = op == "bias_act_dropout" && backward && i == 3;
+    in.push_back(mask ? leaky::numpy::Contiguous(py::array_t<uint8_t>::ensure(inputs[i]), "mask")
+                      : Operand(inputs[i], dtype, "an input"));
+  }
+  const size_t n = static_cast<size_t>(in[0].size());
+  const size_t need = op == "relu" || op == "elu" || op == "rrelu" ? (backward ? 2 : 1)
+                      : op == "prelu" || op == "bias_act" ? (backward ? 3 : 2)
+                      : op == "bias_act_dropout" ? (backward ? 4 : 2) : 0;
+  if (need == 0) throw py::value_error("op '" + op + "' is not one the device runs");
+  if (in.size() != need) {
+    throw py::value_error(op + " " + direction + " takes " + std::to_string(need) + " arrays");
+  }
+  if (backward && in[1].size() != in[0].size()) throw py::value_error("dy and x differ in size");
+  leaky_cl_device* d = DeviceFor({device, 0, "", ""});
+  const leaky_plan_request request =
+      RequestFor(d, dtype, n, backward ? 3 : 2, cores, split, tile_elems, buffers);
+  const py::array& x = backward ? in[1] : in[0];
+  py::array out = ZerosLike(x);
+  const void* src0 = in[0].data();
+  // The channel view: outer = shape[0], channels = shape[1], inner the rest.
+  size_t outer = 1, channels = 1, inner = 1;
+  if (op == "prelu" || op == "bias_act" || op == "bias_act_dropout") {
+    if (x.ndim() < 2) throw py::value_error("x must be [outer, channels, ...]");
+    outer = static_cast<size_t>(x.shape(0));
+    channels = static_cast<size_t>(x.shape(1));
+    inner = n / std::max<size_t>(1, outer * channels);
+  }
+  const py::array& side = in[backward ? 2 : 1];
+  if (op == "relu") {
+    leaky::numpy::Check(backward ? leaky_cl_plain_relu_backward(d, dtype, n, src0, in[1].data(),
+                                                                out.mutable_data(), &request, nullptr)
+                                 : leaky_cl_plain_relu_forward(d, dtype, n, src0, out.mutable_data(),
+                                                               &request, nullptr));
+    return py::make_tuple(out);
+  }
+  if (op == "elu") {
+    const double alpha = Scalar(scalars, "alpha", 1), scale = Scalar(scalars, "scale", 1);
+    const double input_scale = Scalar(scalars, "input_scale", 1);
+    leaky::numpy::Check(
+        backward ? leaky_cl_elu_backward(d, dtype, n, src0, in[1].data(), out.mutable_data(), alpha,
+                                         scale, input_scale, &request, nullptr)
+                 : leaky_cl_elu_forward(d, dtype, n, src0, out.mutable_data(), alpha, scale,
+                                        input_scale, &request, nullptr));
+    return py::make_tuple(out);
+  }
+  if (op == "rrelu") {
+    const leaky_rrelu_params p{Scalar(scalars, "lower", 1.0 / 8), Scalar(scalars, "upper", 1.0 / 3),
+                               scalars.contains("training") && scalars["training"].cast<bool>(),
+                               scalars.contains("seed") ? scalars["seed"].cast<uint64_t>() : 0,
+                               scalars.contains("offset") ? scalars["offset"].cast<uint64_t>() : 0};
+    if (backward) {
+      leaky::numpy::Check(leaky_cl_rrelu_backward(d, dtype, n, src0, in[1].data(),
+                                                  out.mutable_data(), &p, &request, nullptr));
+      return py::make_tuple(out);
+    }
+    py::array noise = ZerosLike(x);
+    leaky::numpy::Check(leaky_cl_rrelu_forward(d, dtype, n, src0, out.mutable_data(),
+                                               noise.mutable_data(), &p, &request, nullptr));
+    return p.training ? py::make_tuple(out, noise) : py::make_tuple(out);
+  }
+  if (side.size() != 0 && static_cast<size_t>(side.size()) != channels) {
+    throw py::value_error("the per-channel operand has " + std::to_string(side.size()) +
+                          " values for " + std::to_string(channels) + " channels");
+  }
+  py::array sums(x.dtype(), std::vector<py::ssize_t>{static_cast<py::ssize_t>(channels)});
+  if (op == "prelu") {
+    leaky::numpy::Check(
+        backward ? leaky_cl_prelu_backward(d, dtype, outer, channels, inner, src0, in[1].data(),
+                                           side.data(), out.mutable_data(), sums.mutable_data(),
+                                           &request, nullptr)
+                 : leaky_cl_prelu_forward(d, dtype, outer, channels, inner, src0, side.data(),
+                                          out.mutable_data(), &request, nullptr));
+    return backward ? py::make_tuple(out, sums) : py::make_tuple(out);
+  }
+  const std::string act = scalars.contains("act") ? scalars["act"].cast<std::string>() : "lrelu";
+  leaky_bias_act_params params;
+  try {
+    const std::optional<double> clamp =
+        scalars.contains("clamp") && !scalars["clamp"].is_none()
+            ? std::optional<double>(scalars["clamp"].cast<double>()) : std::nullopt;
+    params = leaky::bindings::BiasActParams(act, Scalar(scalars, "alpha", leaky::bindings::DefaultAlpha(act)),
+                                            Scalar(scalars, "gain", leaky::bindings::DefaultGain(act)),
+                                            clamp);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+  const void* bias = side.size() ? side.data() : nullptr;
+  if (op == "bias_act") {
+    leaky::numpy::Check(
+        backward ? leaky_cl_bias_act_backward(d, dtype, outer, channels, inner, src0, in[1].data(),
+                                              bias, out.mutable_data(), sums.mutable_data(),
+                                              &params, &request, nullptr)
+                 : leaky_cl_bias_act_forward(d, dtype, outer, channels, inner, src0, bias,
+                                             out.mutable_data(), &params, &request, nullptr));
+    return backward ? py::make_tuple(out, sums) : py::make_tuple(out);
+  }
+  const double p = Scalar(scalars, "dropout_p", 0.5);
+  if (backward) {
+    if (static_cast<size_t>(in[3].size()) != (n + 7) / 8) {
+      throw py::value_error("the mask must have (n + 7) / 8 bytes");
+    }
+    leaky::numpy::Check(leaky_cl_bias_act_dropout_backward(
+        d, dtype, outer, channels, inner, src0, in[1].data(), bias,
+        static_cast<const uint8_t*>(in[3].data()), out.mutable_data(), sums.mutable_data(), &params,
+        p, &request, nullptr));
+    return py::make_tuple(out, sums);
+  }
+  py::array_t<uint8_t> mask(static_cast<py::ssize_t>((n + 7) / 8));
+  std::memset(mask.mutable_data(), 0, static_cast<size_t>(mask.nbytes()));
+  const leaky_dropout_params dropout{p, scalars.contains("seed") ? scalars["seed"].cast<uint64_t>() : 0,
+                                     scalars.contains("offset") ? scalars["offset"].cast<uint64_t>() : 0};
+  leaky::numpy::Check(leaky_cl_bias_act_dropout_forward(d, dtype, outer, channels, inner, src0, bias,
+                                                        out.mutable_data(), mask.mutable_data(),
+                                                        &params, &dropout, &request, nullptr));
+  return py::make_tuple(out, mask);
+}
+
 // The target facts of the device's own plan request that check_op's plan
 // must share (the granule alignment and the local memory a tile is sized
 // from): {"align_bytes", "buffer_bytes"} for `dtype` (f32, f64, f16, bf16).
@@ -119,6 +272,10 @@ py::dict DevicePlanFacts(const std::string& dtype, int device, int fault,
 }  // namespace
 
 void AddDevice(py::module_& m) {
+  m.def("device_family", &DeviceFamily, py::arg("op"), py::arg("direction"), py::arg("inputs"),
+        py::arg("scalars"), py::arg("cores") = 8, py::arg("split") = "even",
+        py::arg("tile_elems") = 4096, py::arg("buffers") = 2, py::arg("device") = -1,
+        "An op of leaky/family.h besides LeakyReLU by the OpenCL device (outputs start as zeros)");
   m.def("device_plan_facts", &DevicePlanFacts, py::arg("dtype"), py::arg("device") = -1,
         py::arg("fault") = 0, py::arg("source") = "", py::arg("build_options") = "",
         "The device plan request's alignment and local memory for dtype");

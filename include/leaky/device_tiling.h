@@ -31,4 +31,28 @@ typedef struct leaky_device_params {
 #define LEAKY_DEVICE_PARAMS_OFFSET_SLOPE 0
 #define LEAKY_DEVICE_PARAMS_OFFSET_SLOPE_F64 8
 
+/* The rest of leaky/family.h on the device (src/device/opencl/family.cl):
+ * each op's scalars, in the order of leaky/family.h's row, once rounded to
+ * f32 (the f32, f16 and bf16 kernels compute in f32) and once as the bits
+ * of the double (f64 kernels; bits, so that a device without fp64 can
+ * still read the struct):
+ *   ELU:      alpha, scale, input_scale
+ *   RReLU:    lower, upper, (lower + upper) / 2 (the evaluation slope)
+ *   bias_act: alpha, gain, clamp, 1 - p (dropout)
+ * and the geometry and stream of the ops that have them. */
+typedef struct leaky_device_family_params {
+  uint64_t scalar_f64_bits[4];
+  float scalar[4];
+  uint64_t seed, offset;      /* RReLU in training, dropout: the stream's seed and first word */
+  uint64_t inner, channels;   /* PReLU, bias_act: x viewed as [outer, channels, inner] */
+  uint32_t activation;        /* bias_act: leaky_activation */
+  uint32_t training;          /* RReLU: 0 evaluation */
+  uint32_t threshold;         /* dropout: kept when the 16 random bits are >= it */
+  uint32_t has_clamp;         /* bias_act: clamp >= 0 */
+} leaky_device_family_params;
+
+#define LEAKY_DEVICE_FAMILY_PARAMS_SIZE 96
+#define LEAKY_DEVICE_FAMILY_PARAMS_OFFSET_SCALAR 32
+#define LEAKY_DEVICE_FAMILY_PARAMS_OFFSET_CHANNELS 72
+
 #endif /* LEAKY_DEVICE_TILING_H_ */

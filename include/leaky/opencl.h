@@ -106,6 +106,78 @@ LEAKY_API leaky_status leaky_cl_leaky_relu_backward(leaky_cl_device* device, lea
                                                     const leaky_plan_request* request,
                                                     leaky_cl_profile* profile);
 
+/* The rest of leaky/family.h on the device (src/device/opencl/family.cl,
+ * the same kernel structure): each takes the operands and parameters of the
+ * CPU function of leaky.h without "cl_" (checked by the same rules), and
+ * `request` and `profile` as above (2 streams forward, 3 backward), and
+ * gives the CPU library's results bit for bit; ELU within the bounds of
+ * leaky/reference.hpp that the CPU kernels meet too. RReLU and dropout draw
+ * the CPU's Philox stream; dropout's mask bits and the sums dweight and db
+ * (in double, in the CPU's order) are finished on the host. ELU's backward
+ * takes the forward's input (no saved_is_result). A caller's kernel
+ * (leaky_cl_options.source) and the planted faults are LeakyReLU's only. */
+LEAKY_API leaky_status leaky_cl_plain_relu_forward(leaky_cl_device* device, leaky_dtype dtype,
+                                                   size_t n, const void* x, void* y,
+                                                   const leaky_plan_request* request,
+                                                   leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_plain_relu_backward(leaky_cl_device* device, leaky_dtype dtype,
+                                                    size_t n, const void* dy, const void* saved,
+                                                    void* dx, const leaky_plan_request* request,
+                                                    leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_elu_forward(leaky_cl_device* device, leaky_dtype dtype, size_t n,
+                                            const void* x, void* y, double alpha, double scale,
+                                            double input_scale, const leaky_plan_request* request,
+                                            leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_elu_backward(leaky_cl_device* device, leaky_dtype dtype, size_t n,
+                                             const void* dy, const void* x, void* dx,
+                                             double alpha, double scale, double input_scale,
+                                             const leaky_plan_request* request,
+                                             leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_prelu_forward(leaky_cl_device* device, leaky_dtype dtype,
+                                              size_t outer, size_t channels, size_t inner,
+                                              const void* x, const void* weight, void* y,
+                                              const leaky_plan_request* request,
+                                              leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_prelu_backward(leaky_cl_device* device, leaky_dtype dtype,
+                                               size_t outer, size_t channels, size_t inner,
+                                               const void* dy, const void* x, const void* weight,
+                                               void* dx, void* dweight,
+                                               const leaky_plan_request* request,
+                                               leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_rrelu_forward(leaky_cl_device* device, leaky_dtype dtype, size_t n,
+                                              const void* x, void* y, void* noise,
+                                              const leaky_rrelu_params* params,
+                                              const leaky_plan_request* request,
+                                              leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_rrelu_backward(leaky_cl_device* device, leaky_dtype dtype,
+                                               size_t n, const void* dy, const void* x, void* dx,
+                                               const leaky_rrelu_params* params,
+                                               const leaky_plan_request* request,
+                                               leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_bias_act_forward(leaky_cl_device* device, leaky_dtype dtype,
+                                                 size_t outer, size_t channels, size_t inner,
+                                                 const void* x, const void* bias, void* y,
+                                                 const leaky_bias_act_params* params,
+                                                 const leaky_plan_request* request,
+                                                 leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_bias_act_backward(leaky_cl_device* device, leaky_dtype dtype,
+                                                  size_t outer, size_t channels, size_t inner,
+                                                  const void* dy, const void* x, const void* bias,
+                                                  void* dx, void* db,
+                                                  const leaky_bias_act_params* params,
+                                                  const leaky_plan_request* request,
+                                                  leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_bias_act_dropout_forward(
+    leaky_cl_device* device, leaky_dtype dtype, size_t outer, size_t channels, size_t inner,
+    const void* x, const void* bias, void* y, uint8_t* mask, const leaky_bias_act_params* params,
+    const leaky_dropout_params* dropout, const leaky_plan_request* request,
+    leaky_cl_profile* profile);
+LEAKY_API leaky_status leaky_cl_bias_act_dropout_backward(
+    leaky_cl_device* device, leaky_dtype dtype, size_t outer, size_t channels, size_t inner,
+    const void* dy, const void* x, const void* bias, const uint8_t* mask, void* dx, void* db,
+    const leaky_bias_act_params* params, double p, const leaky_plan_request* request,
+    leaky_cl_profile* profile);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

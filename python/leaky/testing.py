@@ -425,6 +425,43 @@ def opencl_leaky_relu(cores=8, split="even", tile_elems=4096, buffers=2, device=
     return fn
 
 
+def _opencl_family(op):
+    """opencl_<op> for an op of leaky/family.h besides LeakyReLU."""
+    def make(direction="forward", cores=8, split="even", tile_elems=4096, buffers=2, device=None):
+        _one_of("direction", direction, ["forward", "backward"])
+        _one_of("split", split, _SPLITS)
+        cores = _whole("cores", cores)
+        tile_elems = _whole("tile_elems", tile_elems, (1, 2 ** 24))
+        buffers = _whole("buffers", buffers, (1, 2))
+        device = -1 if device is None else _whole("device", device, (0, 2 ** 20))
+        if not hasattr(_native, "device_family"):
+            raise RuntimeError("this build of leaky has no OpenCL backend")
+        kernel = dict(cores=cores, split=split, tile_elems=tile_elems, buffers=buffers,
+                      device=device)
+
+        def fn(*arrays, **scalars):
+            out = _native.device_family(op, direction, list(arrays), scalars, **kernel)
+            return out[0] if len(out) == 1 else tuple(out)
+        fn.__name__ = "device_" + op + ("_backward" if direction == "backward" else "")
+        fn.plan_facts = lambda dtype: _native.device_plan_facts(dtype, device=device)
+        return fn
+    make.__name__ = make.__qualname__ = "opencl_" + op
+    make.__doc__ = (
+        "The OpenCL device's %s (leaky/opencl.h, leaky_cl_*) as a callable for check_op with "
+        "op=%r and the same direction: the arguments and results of leaky.testing_family's "
+        "table, on the library's planner with these cores, split (granule, even or balanced), "
+        "tile and buffers. The device equals the CPU library bit for bit (ELU within its "
+        "bound). Raises RuntimeError where the build has no OpenCL or no device is found."
+        % (op, op))
+    return make
+
+
+for _op in OPS:
+    if _op != "leaky_relu":
+        globals()["opencl_" + _op] = _opencl_family(_op)
+del _op
+
+
 class _DefaultsShown(argparse.HelpFormatter):
     """--help with each default: added where the help does not already say
     it, and not for flags or for defaults that mean "as the dtype says"."""

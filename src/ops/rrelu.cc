@@ -10,6 +10,7 @@
 #include "leaky/leaky.h"
 #include "ops/driver.h"
 #include "ops/eight_bit_run.h"
+#include "ops/op_params.h"
 #include "runtime/error.h"
 
 using leaky::eight_bit::RealFunction;
@@ -32,23 +33,13 @@ leaky_status DescribeRrelu(const char* function, leaky_dtype dtype, size_t n,
                            Params* params) {
   using leaky::internal::Fail;
   LEAKY_RETURN_IF_ERROR(leaky::internal::DescribeCall(function, dtype, n, opts, {}, call));
-  if (p == nullptr) return Fail(LEAKY_ERROR_NULL_POINTER, "%s: params is null", function);
-  LEAKY_RETURN_IF_ERROR(
-      leaky::internal::CheckFinite(function, {{"lower", p->lower}, {"upper", p->upper}}));
-  if (p->lower > p->upper) {
-    return Fail(LEAKY_ERROR_INVALID_PARAMETER, "%s: lower = %g is greater than upper = %g",
-                function, p->lower, p->upper);
-  }
-  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckStreamRange(function, p->offset, n));
+  LEAKY_RETURN_IF_ERROR(leaky::internal::CheckRreluParams(function, p, n));
   if (p->training) {
     params->op.rrelu = {p->lower, p->upper, p->seed, p->offset};
     leaky::internal::KeepStoresCached(&call->options);  // Philox: compute-bound
     return LEAKY_OK;
   }
-  const double mean_slope = (p->lower + p->upper) / 2;
-  LEAKY_RETURN_IF_ERROR(
-      leaky::internal::CheckFinite(function, {{"(lower + upper) / 2", mean_slope}}));
-  params->op.leaky_relu = {mean_slope};
+  params->op.leaky_relu = {(p->lower + p->upper) / 2};
   return LEAKY_OK;
 }
 

@@ -16,6 +16,11 @@ static_assert(sizeof(leaky_device_params) == LEAKY_DEVICE_PARAMS_SIZE);
 static_assert(offsetof(leaky_device_params, negative_slope) == LEAKY_DEVICE_PARAMS_OFFSET_SLOPE);
 static_assert(offsetof(leaky_device_params, negative_slope_f64) ==
               LEAKY_DEVICE_PARAMS_OFFSET_SLOPE_F64);
+static_assert(sizeof(leaky_device_family_params) == LEAKY_DEVICE_FAMILY_PARAMS_SIZE);
+static_assert(offsetof(leaky_device_family_params, scalar) ==
+              LEAKY_DEVICE_FAMILY_PARAMS_OFFSET_SCALAR);
+static_assert(offsetof(leaky_device_family_params, channels) ==
+              LEAKY_DEVICE_FAMILY_PARAMS_OFFSET_CHANNELS);
 
 
 namespace {
@@ -29,6 +34,12 @@ using leaky::opencl::Kernel;
 // (generated at configure time).
 constexpr const char kSource[] =
 #include "leaky_relu_cl.inc"
+    ;
+
+// family.cl with leaky/device_tiling.h in place (generated at configure
+// time).
+constexpr const char kFamilySource[] =
+#include "family_cl.inc"
     ;
 
 // leaky/device_tiling.h with leaky/tiling.h in place (generated at
@@ -106,6 +117,49 @@ leaky_status leaky_cl_device::Program(int dtype, bool backward, cl_program* out)
             own ? "the caller's kernel (leaky_cl_options.source)" : "the kernel", dtype, backward,
             build_options, out));
   programs[{dtype, backward}] = *out;
+  return LEAKY_OK;
+}
+
+leaky_status leaky_cl_device::FamilyProgram(int dtype, int op, bool backward, cl_program* out) {
+  const auto key = std::make_tuple(dtype, op, backward);
+  auto found = family_programs.find(key);
+  if (found != family_programs.end()) {
+    *out = found->second;
+    return LEAKY_OK;
+  }
+  const std::string defines = "-D LEAKY_OP=" + std::to_string(op) +
+                              " -D LEAKY_HAS_FP64=" + std::to_string(f64 ? 1 : 0);
+  LEAKY_RETURN_IF_ERROR(Build(kFamilySource, "the family kernel", dtype, backward, defines, out));
+  family_programs[key] = *out;
+  if (family_programs.size() > 1) return LEAKY_OK;
+  // The first family program: host and kernel must agree on
+  // leaky_device_family_params (its probe kernel, as CheckLayout's).
+  constexpr int kFields = 3;
+  cl_int error = CL_SUCCESS;
+  Kernel kernel(clCreateKernel(*out, "leaky_device_family_probe", &error));
+  if (error != CL_SUCCESS) return ClFail(error, "clCreateKernel(family probe)");
+  Buffer seen_buffer(clCreateBuffer(context, CL_MEM_WRITE_ONLY, kFields * sizeof(cl_ulong), nullptr, &error));
+  if (error != CL_SUCCESS) return ClFail(error, "clCreateBuffer(family probe)");
+  clSetKernelArg(kernel.object, 0, sizeof(cl_mem), &seen_buffer.object);
+  const size_t one = 1;
+  error = clEnqueueNDRangeKernel(queue, kernel.object, 1, nullptr, &one, &one, 0, nullptr, nullptr);
+  if (error != CL_SUCCESS) return ClFail(error, "clEnqueueNDRangeKernel(family probe)");
+  cl_ulong seen[kFields];
+  error = clEnqueueReadBuffer(queue, seen_buffer.object, CL_TRUE, 0, sizeof(seen), seen, 0, nullptr, nullptr);
+  if (error != CL_SUCCESS) return ClFail(error, "clEnqueueReadBuffer(family probe)");
+  const cl_ulong host[kFields] = {sizeof(leaky_device_family_params),
+                                  offsetof(leaky_device_family_params, scalar),
+                                  offsetof(leaky_device_family_params, channels)};
+  for (int i = 0; i < kFields; ++i) {
+    if (seen[i] != host[i]) {
+      family_programs.erase(key);
+      clReleaseProgram(*out);
+      return Fail(LEAKY_ERROR_DEVICE,
+                  "OpenCL: the family kernel's leaky_device_family_params layout differs from the "
+                  "host's (field %d: %llu against %llu)",
+                  i, static_cast<unsigned long long>(seen[i]), static_cast<unsigned long long>(host[i]));
+    }
+  }
   return LEAKY_OK;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <map>
+#include <tuple>
 #include <string>
 #include <utility>
 
@@ -50,6 +51,16 @@ inline int DtypeCode(leaky_dtype dtype) {
 
 }  // namespace leaky::opencl
 
+namespace leaky::opencl {
+// A call's plan: the request given (null: leaky_cl_plan_request's for n
+// elements over `streams` arrays) checked against the call, planned, and
+// its tiles (streams x buffers x tile of `element` bytes) checked against
+// the device's local memory.
+leaky_status PlanLaunch(const char* function, leaky_cl_device* device, leaky_dtype dtype, size_t n,
+                        uint32_t streams, size_t element, const leaky_plan_request* given,
+                        leaky_tiling* tiling);
+}  // namespace leaky::opencl
+
 struct leaky_cl_device {
   cl_device_id device = nullptr;
   cl_context context = nullptr;
@@ -64,10 +75,12 @@ struct leaky_cl_device {
   cl_uint compute_units = 1;
   cl_uint align_bytes = 128;  // CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes
   std::map<std::pair<int, bool>, cl_program> programs;
+  std::map<std::tuple<int, int, bool>, cl_program> family_programs;  // (dtype, op, backward)
   cl_program probe_program = nullptr;  // the library's kernel, for the probe beside a caller's
 
   ~leaky_cl_device() {
     for (auto& [key, program] : programs) clReleaseProgram(program);
+    for (auto& [key, program] : family_programs) clReleaseProgram(program);
     if (probe_program != nullptr) clReleaseProgram(probe_program);
     if (queue != nullptr) clReleaseCommandQueue(queue);
     if (context != nullptr) clReleaseContext(context);
@@ -81,6 +94,10 @@ struct leaky_cl_device {
   // The program of leaky_relu_tiles for (dtype code, direction), the
   // caller's kernel if one was given, built on first use.
   leaky_status Program(int dtype, bool backward, cl_program* out);
+  // The program of family.cl's leaky_family_tiles for (dtype code, op
+  // code, direction), built on first use (the library's kernel always: a
+  // caller's source replaces LeakyReLU's kernel only).
+  leaky_status FamilyProgram(int dtype, int op, bool backward, cl_program* out);
   // Host and kernel must agree on the layouts of leaky_tiling and
   // leaky_device_params (a probe kernel; leaky_cl_open runs it).
   leaky_status CheckLayout();

@@ -8,6 +8,44 @@
 #include "device/opencl/device.h"
 #include "runtime/operands.h"
 
+namespace leaky::opencl {
+
+leaky_status PlanLaunch(const char* function, leaky_cl_device* device, leaky_dtype dtype, size_t n,
+                        uint32_t streams, size_t element, const leaky_plan_request* given,
+                        leaky_tiling* tiling) {
+  using internal::Fail;
+  leaky_plan_request request;
+  if (given != nullptr) {
+    request = *given;
+  } else {
+    LEAKY_RETURN_IF_ERROR(leaky_cl_plan_request(device, dtype, n, streams, &request));
+  }
+  if (request.total_length != n || request.element_bytes != element || request.streams != streams) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
+                "%s: the request is for %llu elements of %u bytes over %u streams; this call has "
+                "%zu of %zu over %u",
+                function, static_cast<unsigned long long>(request.total_length),
+                request.element_bytes, request.streams, n, element, streams);
+  }
+  if (request.buffer_count != 1 && request.buffer_count != 2) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS, "%s: the kernel has 1 or 2 buffers, not %u", function,
+                request.buffer_count);
+  }
+  LEAKY_RETURN_IF_ERROR(leaky_plan_tiling(&request, tiling));
+  const uint64_t local = uint64_t{streams} * tiling->buffer_count * tiling->tile_length * element;
+  if (tiling->tile_length > UINT32_MAX || local > device->local_memory) {
+    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
+                "%s: tiles of %llu elements with %u buffer(s) need %llu bytes of local memory; "
+                "%s has %llu",
+                function, static_cast<unsigned long long>(tiling->tile_length),
+                tiling->buffer_count, static_cast<unsigned long long>(local),
+                device->name.c_str(), static_cast<unsigned long long>(device->local_memory));
+  }
+  return LEAKY_OK;
+}
+
+}  // namespace leaky::opencl
+
 namespace {
 
 using leaky::internal::Fail;
@@ -37,34 +75,9 @@ leaky_status Run(const char* function, bool backward, leaky_cl_device* device, l
       function, {{backward ? "dy" : "x", src0, n, element, Role::kInput},
                  {"x", src1, backward ? n : 0, element, Role::kInput},
                  {backward ? "dx" : "y", dst, n, element, Role::kOutput}}));
-  leaky_plan_request request;
-  if (given != nullptr) {
-    request = *given;
-  } else {
-    LEAKY_RETURN_IF_ERROR(leaky_cl_plan_request(device, dtype, n, streams, &request));
-  }
-  if (request.total_length != n || request.element_bytes != element || request.streams != streams) {
-    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
-                "%s: the request is for %llu elements of %u bytes over %u streams; this call has "
-                "%zu of %zu over %u",
-                function, static_cast<unsigned long long>(request.total_length),
-                request.element_bytes, request.streams, n, element, streams);
-  }
-  if (request.buffer_count != 1 && request.buffer_count != 2) {
-    return Fail(LEAKY_ERROR_INVALID_OPTIONS, "%s: the kernel has 1 or 2 buffers, not %u", function,
-                request.buffer_count);
-  }
   leaky_tiling tiling;
-  LEAKY_RETURN_IF_ERROR(leaky_plan_tiling(&request, &tiling));
-  const uint64_t local = uint64_t{streams} * tiling.buffer_count * tiling.tile_length * element;
-  if (tiling.tile_length > UINT32_MAX || local > device->local_memory) {
-    return Fail(LEAKY_ERROR_INVALID_OPTIONS,
-                "%s: tiles of %llu elements with %u buffer(s) need %llu bytes of local memory; "
-                "%s has %llu",
-                function, static_cast<unsigned long long>(tiling.tile_length), tiling.buffer_count,
-                static_cast<unsigned long long>(local), device->name.c_str(),
-                static_cast<unsigned long long>(device->local_memory));
-  }
+  LEAKY_RETURN_IF_ERROR(
+      leaky::opencl::PlanLaunch(function, device, dtype, n, streams, element, given, &tiling));
   if (profile != nullptr) profile->tiling = tiling;
   if (n == 0) return LEAKY_OK;
   const size_t bytes = n * element;
