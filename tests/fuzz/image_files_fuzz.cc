@@ -1,4 +1,4 @@
-// libFuzzer target for the GAN lab's image readers (gan/image_files.h): a
+// libFuzzer target for the GAN lab's image readers (gan/lab/image_files.h): a
 // class file of the MNIST or Fashion-MNIST package, and the binary cache.
 // The first byte picks the reader (bit 0: MNIST or Fashion-MNIST; bit 1:
 // class file or cache), the rest is the file's bytes. The property: either

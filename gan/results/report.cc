@@ -187,7 +187,7 @@ std::string ClaimsTable(const std::vector<Claim>& claims) {
             "secondary measures get no verdict; fewer than 3 seeds give no verdict.</p>";
   } else {
     html << "</tbody></table><p class=\"note\">How each claim is measured, and the bounds (fixed "
-            "before the study ran): gan/claims.h and docs/study/README.md. A bound holds when the "
+            "before the study ran): gan/results/claims.h and docs/study/README.md. A bound holds when the "
             "whole interval satisfies it, fails when none of it does, else is unclear; fewer than 3 "
             "seeds give no verdict.</p>";
   }

@@ -1,5 +1,5 @@
 // report.html: one self-contained page from the results and the run
-// directory: tables, Vega-Lite charts (gan/charts.h; the charting scripts
+// directory: tables, Vega-Lite charts (gan/results/charts.h; the charting scripts
 // inlined, toolkit/vega.h), PNGs as data URIs; nothing from the network.
 #ifndef LEAKY_GAN_REPORT_H_
 #define LEAKY_GAN_REPORT_H_
