@@ -67,9 +67,8 @@ void FindUnexplained(Analysis& s) {
                             (s.in.leaky_relu_values
                                  ? "(not the op computed another way, not a value of another "
                                    "index, not an unwritten region)"
-                                 : "(not a value of another index, not an unwritten region; "
-                                   "the ways of computing this op wrong are not modelled, only "
-                                   "LeakyReLU's)") +
+                                 : "(not a value of another index, not an unwritten region, "
+                                   "and none of the faults modelled for this op)") +
                             "; the first at index " +
                             std::to_string(open.front()) + repeats,
                         details});

@@ -318,12 +318,21 @@ def _check_family_op(fn, op, direction, dtype, elems, dist, seed, channels, para
 
 def _bulk_first(d):
     """LeakyReLU's place and NaN detectors may explain a few of another op's
-    wrong elements; where most are explained by none, that leads."""
+    wrong elements; where most are explained by none, that leads, and the
+    rest - those few, and the side outputs the same fault changed - are told
+    within it: one fault, one finding."""
     bulk = [f for f in d.findings if f.kind == "mismatch" and "output" not in f.details
             and f.details.get("count", 0) * 2 >= d.mismatches > 0]
-    if bulk and d.findings[0] is not bulk[0]:
-        d.findings.remove(bulk[0])
-        d.findings.insert(0, bulk[0])
+    if not bulk:
+        return
+    lead = bulk[0]
+    rest = [f for f in d.findings if f is not lead]
+    if rest:
+        lead.message += "; with them: " + "; ".join(
+            "%s (%s)" % (f.kind, f.message if len(f.message) <= 160 else f.message[:157] + "...")
+            for f in rest)
+        lead.details = dict(lead.details, also=[f.kind for f in rest])
+    d.findings = [lead]
 
 
 def _value_zeros(d, golden, out):
