@@ -19,6 +19,7 @@
 #include "leaky/leaky.hpp"
 #include "leaky/opencl.hpp"
 #include "leaky/reference.hpp"
+#include "device/launch.h"
 #include "test_util.h"
 
 namespace leaky::test {
@@ -35,28 +36,12 @@ Device Open() {
   Device name = Open();     \
   if (!name) GTEST_SKIP() << "no OpenCL device: " << leaky_last_error()
 
-struct Launch {
-  uint32_t cores, split;
-  uint64_t tile_length;
-  uint32_t buffers;
-};
 const Launch kLaunches[] = {
     {1, LEAKY_SPLIT_GRANULE, 0, 2},  {3, LEAKY_SPLIT_EVEN, 64, 2},
     {4, LEAKY_SPLIT_BALANCED, 96, 1}, {8, LEAKY_SPLIT_GRANULE, 128, 2},
     {2, LEAKY_SPLIT_EVEN, 32, 1},
 };
 
-leaky_plan_request RequestFor(leaky_cl_device* device, leaky_dtype dtype, size_t n, bool backward,
-                              const Launch& launch) {
-  leaky_plan_request request;
-  EXPECT_EQ(leaky_cl_plan_request(device, dtype, n, backward ? 3 : 2, &request), LEAKY_OK)
-      << leaky_last_error();
-  request.max_cores = launch.cores;
-  request.split = launch.split;
-  request.tile_length = launch.tile_length;
-  request.buffer_count = launch.buffers;
-  return request;
-}
 
 // x with the specials of SpecialFloats at its start, then random values
 // with NaN and zeros sprinkled (normal values only: `plain`).

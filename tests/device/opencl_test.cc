@@ -21,6 +21,7 @@
 #include "layout.h"
 #include "leaky/leaky.hpp"
 #include "leaky/opencl.hpp"
+#include "device/launch.h"
 #include "test_util.h"
 
 namespace leaky::test {
@@ -54,26 +55,6 @@ std::vector<T> Cpu(const std::vector<T>& x, const std::vector<T>* dy, double slo
               LEAKY_OK);
   }
   return out;
-}
-
-// How a test launches: the device's own request with these on top
-// (tile 0: sized from the device's local memory).
-struct Launch {
-  uint32_t cores, split;
-  uint64_t tile_length;
-  uint32_t buffers;
-};
-
-leaky_plan_request RequestFor(leaky_cl_device* device, leaky_dtype dtype, size_t n, bool backward,
-                              const Launch& launch) {
-  leaky_plan_request request;
-  EXPECT_EQ(leaky_cl_plan_request(device, dtype, n, backward ? 3 : 2, &request), LEAKY_OK)
-      << leaky_last_error();
-  request.max_cores = launch.cores;
-  request.split = launch.split;
-  request.tile_length = launch.tile_length;
-  request.buffer_count = launch.buffers;
-  return request;
 }
 
 template <class T>

@@ -59,6 +59,13 @@ namespace leaky::opencl {
 leaky_status PlanLaunch(const char* function, leaky_cl_device* device, leaky_dtype dtype, size_t n,
                         uint32_t streams, size_t element, const leaky_plan_request* given,
                         leaky_tiling* tiling);
+// Enqueues `kernel` as the article's launch: one work-group per core of
+// the plan, 64 work-items each (fewer where the device allows fewer).
+leaky_status EnqueueCores(leaky_cl_device* device, cl_kernel kernel, const leaky_tiling& tiling,
+                          cl_event* done);
+// The kernel's device time from its event's profiling info, into *profile
+// (nothing when it is null).
+void ReadProfile(cl_event done, leaky_cl_profile* profile);
 }  // namespace leaky::opencl
 
 struct leaky_cl_device {

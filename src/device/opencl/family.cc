@@ -175,12 +175,8 @@ leaky_status Run(leaky_cl_device* device, FamilyCall& c, const leaky_plan_reques
   clSetKernelArg(kernel.object, 11, (c.backward ? 2u : 1u) * tile_bytes, nullptr);
   error = clSetKernelArg(kernel.object, 12, tile_bytes, nullptr);
   if (error != CL_SUCCESS) return ClFail(error, "clSetKernelArg");
-  const size_t group = std::min<size_t>(64, device->max_group);
-  const size_t global = group * tiling.cores_used;
   Event done;
-  error = clEnqueueNDRangeKernel(device->queue, kernel.object, 1, nullptr, &global, &group, 0,
-                                 nullptr, &done.object);
-  if (error != CL_SUCCESS) return ClFail(error, "clEnqueueNDRangeKernel");
+  LEAKY_RETURN_IF_ERROR(leaky::opencl::EnqueueCores(device, kernel.object, tiling, &done.object));
   // Everything into host memory of our own first: the caller's outputs are
   // written only when every read has succeeded.
   std::vector<uint8_t> dst(bytes), noise_host(noise_out ? bytes : 0), keep_host(keep_out ? n : 0);
@@ -199,12 +195,7 @@ leaky_status Run(leaky_cl_device* device, FamilyCall& c, const leaky_plan_reques
                                 terms_raw.data(), 0, nullptr, nullptr);
   }
   if (error != CL_SUCCESS) return ClFail(error, "clEnqueueReadBuffer");
-  if (profile != nullptr) {
-    cl_ulong begin = 0, end = 0;
-    clGetEventProfilingInfo(done.object, CL_PROFILING_COMMAND_START, sizeof(begin), &begin, nullptr);
-    clGetEventProfilingInfo(done.object, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
-    profile->kernel_ns = static_cast<double>(end - begin);
-  }
+  leaky::opencl::ReadProfile(done.object, profile);
   // The reductions, in the CPU's order: PReLU's terms as the kernel
   // computed them (in the compute type), bias_act's db from dx as stored.
   if (c.reduction != nullptr && c.backward && channel_op) {

@@ -44,6 +44,23 @@ leaky_status PlanLaunch(const char* function, leaky_cl_device* device, leaky_dty
   return LEAKY_OK;
 }
 
+leaky_status EnqueueCores(leaky_cl_device* device, cl_kernel kernel, const leaky_tiling& tiling,
+                          cl_event* done) {
+  const size_t group = std::min<size_t>(64, device->max_group);
+  const size_t global = group * tiling.cores_used;
+  const cl_int error = clEnqueueNDRangeKernel(device->queue, kernel, 1, nullptr, &global, &group,
+                                              0, nullptr, done);
+  return error == CL_SUCCESS ? LEAKY_OK : ClFail(error, "clEnqueueNDRangeKernel");
+}
+
+void ReadProfile(cl_event done, leaky_cl_profile* profile) {
+  if (profile == nullptr) return;
+  cl_ulong begin = 0, end = 0;
+  clGetEventProfilingInfo(done, CL_PROFILING_COMMAND_START, sizeof(begin), &begin, nullptr);
+  clGetEventProfilingInfo(done, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
+  profile->kernel_ns = static_cast<double>(end - begin);
+}
+
 }  // namespace leaky::opencl
 
 namespace {
@@ -117,20 +134,11 @@ leaky_status Run(const char* function, bool backward, leaky_cl_device* device, l
   clSetKernelArg(kernel.object, 5, in_local, nullptr);
   error = clSetKernelArg(kernel.object, 6, tile_bytes, nullptr);
   if (error != CL_SUCCESS) return ClFail(error, "clSetKernelArg");
-  const size_t group = std::min<size_t>(64, device->max_group);
-  const size_t global = group * tiling.cores_used;
   Event done;
-  error = clEnqueueNDRangeKernel(device->queue, kernel.object, 1, nullptr, &global, &group, 0,
-                                 nullptr, &done.object);
-  if (error != CL_SUCCESS) return ClFail(error, "clEnqueueNDRangeKernel");
+  LEAKY_RETURN_IF_ERROR(leaky::opencl::EnqueueCores(device, kernel.object, tiling, &done.object));
   error = clEnqueueReadBuffer(device->queue, out.object, CL_TRUE, 0, bytes, dst, 0, nullptr, nullptr);
   if (error != CL_SUCCESS) return ClFail(error, "clEnqueueReadBuffer");
-  if (profile != nullptr) {
-    cl_ulong begin = 0, end = 0;
-    clGetEventProfilingInfo(done.object, CL_PROFILING_COMMAND_START, sizeof(begin), &begin, nullptr);
-    clGetEventProfilingInfo(done.object, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
-    profile->kernel_ns = static_cast<double>(end - begin);
-  }
+  leaky::opencl::ReadProfile(done.object, profile);
   return LEAKY_OK;
 }
 
