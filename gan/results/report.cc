@@ -266,7 +266,7 @@ std::string RenderReport(const Results& results, const std::string& run_dir,
        << "body{font:14px/1.45 system-ui,sans-serif;margin:24px auto;max-width:1280px;color:#222;"
        << "padding:0 12px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;"
        << "padding:4px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
-       << ".num{text-align:right;white-space:nowrap}.right{text-align:right}th.group{text-align:center}"
+       << ".num{text-align:right}.right{text-align:right}th.group{text-align:center}"
        << ".group{border-left:2px solid #999}.grids figure{display:inline-block;margin:4px}"
        << ".grids img{image-rendering:pixelated;width:240px}.note{color:#555;max-width:70em}</style>"
        << toolkit::VegaHead(scripts) << "</head><body>";

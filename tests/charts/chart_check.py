@@ -1,6 +1,8 @@
 """Renders a page in headless Chromium and measures its charts after they
 have drawn: the console's errors, each chart's legends and every text of a
-chart against its chart's box, plus a PNG screenshot for a person to look at.
+chart against its chart's box, every table against the page's width (at
+the screenshot's window size), plus a PNG screenshot for a person to look
+at.
 
 The page is copied beside the screenshot with a script appended (the page
 itself is left alone); the script awaits the page's charts (window.leakyCharts, the
@@ -48,6 +50,12 @@ MEASURE = r"""
       }
       result.charts.push(chart);
     }
+    // Every table against the page's width: none may be wider (a laptop's
+    // window shows the page; a table cut at its right edge hides columns).
+    result.page_width = document.documentElement.clientWidth;
+    result.tables = [...document.querySelectorAll('table')].map((t, i) => ({
+      index: i, right: t.getBoundingClientRect().right,
+      header: ((t.querySelector('th') || {}).textContent || '').trim().slice(0, 40)}));
   } catch (e) {
     result.errors.push('measuring: ' + e);
   }
@@ -100,7 +108,8 @@ def check_page(page, screenshot, width=1400, height=2000, budget_ms=20000):
         at = text.rfind("</body>")  # the page's own (a script may hold the string too)
         f.write(text[:at] + MEASURE + text[at:] if at >= 0 else text + MEASURE)
     url = "file://" + measured
-    out, err = _chromium([f"--virtual-time-budget={budget_ms}", "--dump-dom", url], timeout=180)
+    out, err = _chromium([f"--virtual-time-budget={budget_ms}", f"--window-size={width},{height}",
+                          "--dump-dom", url], timeout=180)
     found = re.search(r'<pre id="chart-check"[^>]*>(.*?)</pre>', out, re.S)
     assert found, f"{page}: the measuring script wrote nothing (the page did not finish rendering)"
     result = json.loads(html.unescape(found.group(1)))
@@ -124,4 +133,8 @@ def problems(result, charts, legends_per_chart=1):
             found.append(f"chart {chart['id']}: {chart['legends']} legend(s)")
         for label in chart["overflow"]:
             found.append(f"chart {chart['id']}: '{label}' overflows the chart's box")
+    for table in result.get("tables", []):
+        if table["right"] > result["page_width"] + 0.5:
+            found.append(f"table {table['index']} ('{table['header']}') ends at "
+                         f"{table['right']:.0f} px, wider than the page ({result['page_width']} px)")
     return found

@@ -48,7 +48,8 @@ def expect_clean(page, charts, name, **size):
 
 
 # 0. The checks catch a broken page: a chart without its legend, a chart
-# whose y labels fall outside its box (autosize none, no padding).
+# whose y labels fall outside its box (autosize none, no padding), a table
+# wider than a 1400-pixel window.
 scripts = "".join(f"<script>{open(os.path.join(vega_dir, f)).read()}</script>"
                   for f in ("vega.min.js", "vega-lite.min.js", "vega-embed.min.js"))
 data = {"values": [{"x": i, "y": 1000 * i, "c": "a" if i % 2 else "b"} for i in range(10)]}
@@ -66,10 +67,12 @@ with open(broken, "w") as f:
             "".join(f"<div class='vega-chart' id='{name}'></div><script>window.leakyCharts.push("
                     f"vegaEmbed('#{name}',{json.dumps(spec)},{{renderer:'svg',actions:false}}));</script>"
                     for name, spec in (("no-legend", no_legend), ("clipped", clipped))) +
+            "<table><tr><th>too wide</th><td style='min-width:1500px'>x</td></tr></table>"
             "</body></html>")
 found = problems(check_page(broken, os.path.join(scratch, "broken.png")), 2)
 assert any("no-legend: 0 legend(s)" in p for p in found), found
 assert any(p.startswith("chart clipped:") and "overflows" in p for p in found), found
+assert any(p.startswith("table 0 ('too wide')") and "wider than the page" in p for p in found), found
 print("a broken page is caught:\n  " + "\n  ".join(found))
 
 # 1. The timeline: 48 cores, the 16 slowest drawn (the slowest among them),
