@@ -257,6 +257,19 @@ std::string Base64(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
+std::string ClaimsSection(const std::vector<Claim>& claims) {
+  const bool none = std::all_of(claims.begin(), claims.end(),
+                                [](const Claim& c) { return c.verdict == "no verdict"; });
+  std::string html = "<h2>The article's claims, measured</h2>";
+  if (!none) return html + ClaimsTable(claims);
+  // A screenful of "no verdict" says one thing: folded to one line, the
+  // measurements a click away.
+  return html + "<details><summary>" + std::to_string(claims.size()) +
+         " claims, none with a verdict: fewer than 3 seeds give none (run --seeds 3 or more; "
+         "the study uses 5 to 20). The measurements</summary>" +
+         ClaimsTable(claims) + "</details>";
+}
+
 std::string RenderReport(const Results& results, const std::string& run_dir,
                          const toolkit::VegaScripts& scripts) {
   const Study& study = results.study;
@@ -330,7 +343,7 @@ std::string RenderReport(const Results& results, const std::string& run_dir,
   }
   html << "<h2>Summary</h2>" << SummaryTable(results);
   if (results.claims) {
-    html << "<h2>The article's claims, measured</h2>" << ClaimsTable(*results.claims);
+    html << ClaimsSection(*results.claims);
   }
   html << "<h2>Training curves</h2>" << TrainingCharts(results, scripts)
        << "<h2>Activation sparsity and dead channels</h2>" << LayerTable(results)

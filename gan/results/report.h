@@ -18,6 +18,10 @@ namespace leaky::gan {
 std::string RenderReport(const Results& results, const std::string& run_dir,
                          const toolkit::VegaScripts& scripts);
 
+// The claims' section: their table, folded to one line when no claim has a
+// verdict (fewer than 3 seeds).
+std::string ClaimsSection(const std::vector<Claim>& claims);
+
 // `bytes` in Base64 (the report's images are data URIs).
 std::string Base64(const std::vector<uint8_t>& bytes);
 

@@ -1,5 +1,6 @@
 // The claims' measures and verdicts on made-up studies with known answers.
 #include "claims.h"
+#include "report.h"
 #include "tables.h"
 
 #include <gtest/gtest.h>
@@ -398,6 +399,25 @@ TEST(Tables, SlopesPairWithReluAndFloorsGroupByClassifier) {
   EXPECT_NE(floors.find("| Fashion-MNIST | 90.69% of 50000 | 20000 / 2000 / 48000 | 10.3 | - | - | c |"),
             std::string::npos)
       << floors;
+}
+
+// With fewer than 3 seeds no claim gets a verdict: the report folds the
+// claims to one line (the measurements behind it); with 5 they are a table.
+TEST(Report, ClaimsWithoutVerdictsFoldToOneLine) {
+  Results one = ArticleStudy(1);
+  one.study.lab_version = 4;
+  const auto few = MeasureClaims(one);
+  ASSERT_TRUE(few);
+  const std::string folded = ClaimsSection(*few);
+  EXPECT_EQ(folded.find("<h2>The article's claims, measured</h2><details><summary>" +
+                        std::to_string(few->size()) + " claims, none with a verdict: fewer than 3 seeds"),
+            0u)
+      << folded.substr(0, 300);
+  Results five = ArticleStudy(5);
+  five.study.lab_version = 4;
+  const std::string table = ClaimsSection(MeasureClaims(five).value());
+  EXPECT_EQ(table.find("<h2>The article's claims, measured</h2><table>"), 0u) << table.substr(0, 300);
+  EXPECT_EQ(table.find("none with a verdict"), std::string::npos);
 }
 
 // One Holm family per study: with both norm settings, ten claims share it,
