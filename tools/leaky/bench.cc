@@ -101,8 +101,12 @@ bool WriteChart(const Results& results, const fs::path& path, std::string* missi
     }
   }
   json domain = json::array(), range = json::array();
-  const char* colours[] = {"#d62728", "#ff9896", "#e377c2", "#1f77b4",
-                           "#2ca02c", "#9467bd", "#8c564b", "#000000"};
+  // Okabe and Ito's palette, told apart in every common colour blindness
+  // (leaky vermillion, its cached and streaming variants orange and purple,
+  // the peers blue and green, the plain loop sky blue); memcpy grey and the
+  // limit black, dashed (the red and brown of before were hard to tell apart).
+  const char* colours[] = {"#D55E00", "#E69F00", "#CC79A7", "#0072B2",
+                           "#009E73", "#56B4E9", "#999999", "#000000"};
   // The contenders this run measured, each in its fixed colour.
   for (size_t c = 0; c < kContenders.size(); ++c) {
     const std::string name = kContenders[c] + (kContenders[c] == "stream_copy" ? " (limit)" : "");
