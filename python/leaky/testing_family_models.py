@@ -247,19 +247,26 @@ def _rrelu_stream(n, s, offset):
     return noise.astype(_np.float64)
 
 
-def _restarted(n, draws, value_of, matches, first_wrong, bases, max_segments=256, window=16):
+def _restarted(n, draws, value_of, matches, bases, max_segments=256, window=16):
     """Stream positions restarted wherever the kernel's output says: from
-    the first element the current positions get wrong, try each restart
-    point P back to the last element that drew correctly (and each base
-    position), keep the one under which the next elements match, repeat.
-    draws: which elements draw from the stream (a bool array); value_of(idx,
-    pos) the model's output at idx for stream positions pos; matches(idx,
-    values) where they are the kernel's. Returns (positions, restart points)
-    or None when no restart explains it."""
+    the first drawing element the current positions get wrong, try each
+    restart point P back to 64 elements before it (and each base position),
+    keep the one under which the next `window` drawing elements match,
+    repeat. draws: which elements draw from the stream and show their draw
+    (a bool array); value_of(idx, pos) the model's output at idx for stream
+    positions pos; matches(idx, values) where they are the kernel's.
+    Returns (positions, restart points as (P, base)) or None when no
+    restart explains it."""
+    drawing = _np.nonzero(draws)[0]
+
+    def first_wrong(pos, start):
+        idx = drawing[drawing >= start]
+        bad = idx[~matches(idx, value_of(idx, pos[idx]))]
+        return int(bad[0]) if bad.size else None
+
     pos = _np.arange(n, dtype=_np.int64) + bases[0]
     restarts = []
     start = 0
-    drawing = _np.nonzero(draws)[0]
     for _ in range(max_segments):
         i = first_wrong(pos, start)
         if i is None:
@@ -285,6 +292,17 @@ def _restarted(n, draws, value_of, matches, first_wrong, bases, max_segments=256
         restarts.append((point, base))
         start = point + 1
     return None
+
+
+def _restarts_text(what, restarts, n):
+    """'<what> restarted at elements P, ... (k restarts, from ...)': base n
+    is the call's offset (the positions' index n + k), base 0 position 0."""
+    points = ", ".join(str(p) for p, _ in restarts[:6]) + (
+        " and %d more" % (len(restarts) - 6) if len(restarts) > 6 else "")
+    bases = " and ".join(sorted({"the call's offset" if b == n else "position 0"
+                                 for _, b in restarts}))
+    return "%s restarted at elements %s (%d restarts, from %s)" % (what, points, len(restarts),
+                                                                  bases)
 
 
 # ---- the hypotheses per op: (kind, description, {output name: predicted array})
@@ -506,11 +524,10 @@ def _rrelu(direction, inputs, golden, s, g, ct, got_first=None):
              "training", evaluation)]
     # Restarts wherever the output says (per core, per tile, at any split):
     # the slopes of positions [0, n) and [offset, offset + n).
-    streams = {0: _rrelu_stream(n, s, 0) if off else stream, off: stream}
     kernel = _np.asarray(got_first[0]).reshape(-1) if got_first else None
     if kernel is not None and kernel.shape == (n,):
         # Index k < n: position k of the stream; n + k: position offset + k.
-        slopes = _np.concatenate([streams[0], streams[off]])
+        slopes = _np.concatenate([_rrelu_stream(n, s, 0) if off else stream, stream])
         at = slopes.__getitem__
 
         other = xf if direction == "forward" else inputs["dy"].reshape(-1).astype(ct)
@@ -530,20 +547,11 @@ def _rrelu(direction, inputs, golden, s, g, ct, got_first=None):
         else:
             telling = (xf <= 0) & (other != 0) & _np.isfinite(other)
 
-        def first_wrong(pos, start):
-            draws = _np.nonzero(telling[start:])[0] + start
-            bad = draws[~_same(kernel[draws], value_of(draws, pos[draws]))]
-            return int(bad[0]) if bad.size else None
-
-        found = _restarted(n, telling, value_of, matches, first_wrong, [n, 0] if off else [n])
+        found = _restarted(n, telling, value_of, matches, [n, 0] if off else [n])
         if found and found[1]:
             pos, restarts = found
-            points = ", ".join(str(p) for p, _ in restarts[:6]) + (
-                " and %d more" % (len(restarts) - 6) if len(restarts) > 6 else "")
-            hyps.append(("stream_restart", "the stream restarted at elements %s (%d restarts, "
-                          "from %s)" % (points, len(restarts), " and ".join(sorted(
-                              {"the call's offset" if b == n else "position 0"
-                               for _, b in restarts}))), outputs(at(pos))))
+            hyps.append(("stream_restart", _restarts_text("the stream", restarts, n),
+                         outputs(at(pos))))
     return base, hyps
 
 
@@ -592,23 +600,17 @@ def _bias_act_op(op, direction, inputs, golden, s, g, ct, got_mask=None):
         n, off = g.n, s["offset"]
         if mask is not None and mask.dtype == _np.uint8 and mask.size == (n + 7) // 8:
             bits = _np.unpackbits(mask.reshape(-1), bitorder="little")[:n].astype(bool)
-            draws = _np.concatenate([_keep_stream(n, s["seed"], s["dropout_p"], 0), keep])
-
-            def first_wrong(pos, start):
-                bad = _np.nonzero(bits[start:] != draws[pos[start:]])[0]
-                return int(bad[0]) + start if bad.size else None
-
+            # position 0's stream is the call's own when its offset is 0
+            draws = _np.concatenate(
+                [_keep_stream(n, s["seed"], s["dropout_p"], 0) if off else keep, keep])
             found = _restarted(n, _np.ones(n, bool), lambda idx, pos: draws[pos],
-                               lambda idx, values: bits[idx] == values, first_wrong,
+                               lambda idx, values: bits[idx] == values,
                                [n, 0] if off else [n], window=64)
             if found and found[1]:
                 pos, restarts = found
-                points = ", ".join(str(p) for p, _ in restarts[:6]) + (
-                    " and %d more" % (len(restarts) - 6) if len(restarts) > 6 else "")
-                hyps.append(("mask_offset_per_core", "the keep decisions restarted at elements "
-                             "%s (%d restarts, from %s)" % (points, len(restarts), " and ".join(
-                                 sorted({"the call's offset" if b == n else "position 0"
-                                         for _, b in restarts}))), run(drop=draws[pos])))
+                hyps.append(("mask_offset_per_core",
+                             _restarts_text("the keep decisions", restarts, n),
+                             run(drop=draws[pos])))
         for where_, part, start in g.partitions:
             mask_bytes = _np.zeros((n + 7) // 8, _np.uint8)
             for p_ in _np.unique(part):
