@@ -154,7 +154,6 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
   const PerRun g_slope = [&](const Run& r) {
     return SlopeBetween(r.history, &Row::g_loss, steps / 3, steps);
   };
-  const PerRun final_kid = [](const Run& r) { return r.quality_history.back().quality.kid.value_or(NAN); };
   const auto probe_field = [&](PerLayer Probe::*field) -> PerRun {
     return [&, field](const Run& r) {
       const Probe* p = ProbeNear(r, centre);
@@ -224,7 +223,7 @@ std::vector<Claim> RegisteredClaims(const Results& results) {
                      "> 0", "< 0", SignTestOf(gap), {}};
       better.refute_high = INFINITY;
       better.refute_low = 0.0;
-      const std::vector<double> kid = PairedDifferences(*relu, *lrelu, final_kid);
+      const std::vector<double> kid = PairedDifferences(*relu, *lrelu, FinalKid);
       if (!kid.empty() && !std::isnan(kid.front())) {
         IntervalPart part = Secondary("final KID, ReLU minus LeakyReLU (paired)", Summarize(kid));
         part.sign_test = SignTestOf(kid);

@@ -80,6 +80,7 @@ std::vector<double> PairedDifferences(const VariantResults& a, const VariantResu
 }
 
 double FinalFcd(const Run& run) { return run.quality_history.back().quality.fcd.value(); }
+double FinalKid(const Run& run) { return run.quality_history.back().quality.kid.value_or(NAN); }
 
 double FcdWindowMean(const std::vector<QualityPoint>& points, double from, double to) {
   double sum = 0;

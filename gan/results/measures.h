@@ -58,8 +58,9 @@ Summary PerSeed(const std::vector<Run>& runs, const PerRun& f);
 std::vector<double> PairedDifferences(const VariantResults& a, const VariantResults& b,
                                       const PerRun& f);
 
-// The last quality point's FCD.
+// The last quality point's FCD; its KID (NaN before lab version 4).
 double FinalFcd(const Run& run);
+double FinalKid(const Run& run);
 
 // "about step 2,000": the logged steps 1,900-2,100; runs shorter than 2,100
 // steps use 2/3 of training +- steps/30.

@@ -124,9 +124,6 @@ std::string SlopesMarkdown(const Results& study) {
   if (!relu) return "";
   const double steps = study.study.steps;
   const Window w = Around2000(steps);
-  const auto final_kid = [](const Run& r) {
-    return r.quality_history.back().quality.kid.value_or(NAN);
-  };
   std::ostringstream md;
   md << "| variant | seeds | final FCD | final FCD, ReLU minus this (paired) | final KID, ReLU "
         "minus this (paired) | layer 2 <= 0, steps "
@@ -146,7 +143,7 @@ std::string SlopesMarkdown(const Results& study) {
     };
     md << "| " << v.plan.name << " | " << v.runs.size() << " | "
        << FormatInterval(PerSeed(v.runs, FinalFcd)) << " | " << paired(FinalFcd) << " | "
-       << paired(final_kid) << " | "
+       << paired(FinalKid) << " | "
        << FormatInterval(PerSeed(v.runs, [&](const Run& r) {
             return WindowMean(r.history, {&Row::nonpos, 1}, w.from, w.to);
           }))
