@@ -34,6 +34,17 @@ inline constexpr const char* kFindingKinds[] = {
 #undef LEAKY_ALSO
 };
 
+// What each kind of kFindingKinds looks like, in the same order.
+inline constexpr const char* kFindingLooksLike[] = {
+#define LEAKY_DETECTOR(name, looks_for)
+#define LEAKY_KIND(kind, looks_like) looks_like,
+#define LEAKY_ALSO(kind)
+#include "finding_kinds.inc"
+#undef LEAKY_DETECTOR
+#undef LEAKY_KIND
+#undef LEAKY_ALSO
+};
+
 namespace finding_list {
 
 // finding_kinds.inc line by line: a detector's line, or one of its kinds.

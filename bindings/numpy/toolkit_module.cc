@@ -12,6 +12,8 @@
 
 #include "diagnose.h"
 #include "eight_bit_data.h"
+#include "family_check.h"
+#include "family_golden.h"
 #include "golden_data.h"
 #include "layout.h"
 #include "plan_options.h"
@@ -96,25 +98,6 @@ void CheckPlan(const std::string& dtype, uint64_t elements, const std::string& o
   PlanLayout(Describe(dtype, elements, 0.0, op), op, plan_json);
 }
 
-// The plan's geometry for the family's value models (python/leaky/
-// testing_family_models.py): per core, its first element and each tile's
-// first element and length.
-py::list PlanRegions(const std::string& dtype, uint64_t elements, const std::string& op,
-                     const std::string& plan_json) {
-  const Layout layout = PlanLayout(Describe(dtype, elements, 0.0, op), op, plan_json);
-  py::list cores;
-  for (uint32_t core = 0; core < layout.cores(); ++core) {
-    py::list tiles;
-    for (uint64_t t = 0; t < layout.TileCount(core); ++t) {
-      uint64_t start = 0, length = 0;
-      layout.TileRange(core, t, &start, &length);
-      tiles.append(py::make_tuple(start, length));
-    }
-    cores.append(py::make_tuple(layout.core_start[core], layout.core_length[core], tiles));
-  }
-  return cores;
-}
-
 // The arrays decoded by `array` (what, its bytes, whether a result), the
 // plan, and the diagnosis as JSON text: the float and the 8-bit check's.
 template <class Decode>
@@ -160,6 +143,112 @@ std::string Check(const std::string& dtype, double slope, const std::string& op,
   in.allow_rounding = allow_rounding;
   in.leaky_relu_values = leaky_relu_values;
   return Verdict(in, d, op, plan_json, max_ulp, array, x, dy, golden, output);
+}
+
+// ---------------------------------------------------------------- the family
+
+// An op of leaky/family.h besides LeakyReLU, described as leaky.testing's
+// golden_op and check_op take it (params: the scalars as a JSON object).
+FamilyProblem FamilyOf(const std::string& op, const std::string& direction,
+                       const std::string& dtype, uint64_t elements, uint64_t channels,
+                       const std::string& dist, uint64_t seed, const std::string& params_json,
+                       nlohmann::ordered_json* resolved) {
+  FamilyDescription d;
+  d.op = op;
+  d.backward = direction == "backward";
+  d.elements = elements;
+  d.channels = channels;
+  d.distribution = dist;
+  d.seed = seed;
+  try {
+    d.dtype = ParseDtype(dtype);
+    d.scalars = nlohmann::json::parse(params_json);
+    py::gil_scoped_release release;
+    return MakeFamilyProblem(d, resolved);
+  } catch (const nlohmann::json::exception&) {  // leaky.testing writes it: not a user's error
+    throw py::value_error("params must be a JSON object");
+  } catch (const GoldenError& e) {
+    throw py::value_error(std::string("dtype: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+py::list Named(const Operands& operands) {
+  py::list out;
+  for (const Operand& o : operands) {
+    const std::vector<uint8_t> b = ToBytes(o.mask ? size_t{1} : DtypeBytes(o.dtype), o.bits);
+    out.append(
+        py::make_tuple(o.name, py::bytes(reinterpret_cast<const char*>(b.data()), b.size())));
+  }
+  return out;
+}
+
+// (inputs, outputs, scalars JSON, (outer, channels, inner)): the operands
+// by name as bytes of stored patterns.
+py::tuple FamilyGolden(const std::string& op, const std::string& direction,
+                       const std::string& dtype, uint64_t elements, uint64_t channels,
+                       const std::string& dist, uint64_t seed, const std::string& params_json) {
+  nlohmann::ordered_json resolved;
+  const FamilyProblem p =
+      FamilyOf(op, direction, dtype, elements, channels, dist, seed, params_json, &resolved);
+  return py::make_tuple(Named(p.inputs), Named(p.golden), resolved.dump(),
+                        py::make_tuple(p.outer, p.channels, p.inner));
+}
+
+std::string FamilyDefaultsJson(const std::string& op, const std::string& direction) {
+  try {
+    return FamilyDefaults(op, direction == "backward").dump();
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+}
+
+// The verdict as JSON text; results: (dtype name, bytes) per output, in
+// the row's order (a dtype of another name is named in the mismatch).
+std::string FamilyCheck(const std::string& op, const std::string& direction,
+                        const std::string& dtype, uint64_t elements, uint64_t channels,
+                        const std::string& dist, uint64_t seed, const std::string& params_json,
+                        const py::list& results, uint64_t max_ulp, bool strict_zero_sign,
+                        const std::string& plan_json) {
+  const FamilyProblem p =
+      FamilyOf(op, direction, dtype, elements, channels, dist, seed, params_json, nullptr);
+  Operands got;
+  for (size_t k = 0; k < results.size() && k < p.golden.size(); ++k) {
+    const py::tuple t = results[k].cast<py::tuple>();
+    const std::string type = t[0].cast<std::string>(), bytes = t[1].cast<std::string>();
+    const Operand& want = p.golden[k];
+    if (want.mask) {
+      const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
+      got.push_back(MakeMask(want.name, std::vector<uint64_t>(b, b + bytes.size())));
+      if (type != "u8") got.back().bits.clear();  // another type: no bytes to compare
+      continue;
+    }
+    leaky_dtype d = want.dtype;
+    try {
+      d = ParseDtype(type);
+    } catch (const GoldenError&) {
+      if (k == 0)
+        throw py::value_error(want.name + " must have dtype " + DtypeName(want.dtype) + ", not " +
+                              type);
+    }
+    const size_t size = DtypeBytes(d);
+    std::vector<uint64_t> bits(bytes.size() / size, 0);
+    for (size_t i = 0; i < bits.size(); ++i) std::memcpy(&bits[i], bytes.data() + i * size, size);
+    got.push_back(MakeOperand(want.name, d, std::move(bits)));
+  }
+  std::optional<Layout> plan;
+  if (!plan_json.empty())
+    plan = PlanLayout(Describe(dtype, p.elements(), 0.0, direction), direction, plan_json);
+  nlohmann::json verdict;
+  try {
+    py::gil_scoped_release release;
+    verdict = CheckFamily(p, got, max_ulp, strict_zero_sign, plan).ToJson();
+  } catch (const GoldenError& e) {
+    throw py::value_error(e.what());
+  }
+  verdict["tolerance_ulp"] = std::max(max_ulp, FamilyMaxUlp(p));
+  return verdict.dump();
 }
 
 // ---------------------------------------------------------------- 8-bit
@@ -280,8 +369,17 @@ void AddToolkit(py::module_& m) {
         py::arg("x"), py::arg("dy"), py::arg("golden"), py::arg("output"), py::arg("max_ulp"),
         py::arg("strict_zero_sign"), py::arg("allow_rounding"), py::arg("plan_json"),
         py::arg("leaky_relu_values") = true, "`leaky check`'s verdict as JSON text");
-  m.def("toolkit_plan_regions", &leaky::toolkit::PlanRegions, py::arg("dtype"),
-        py::arg("elements"), py::arg("op"), py::arg("plan"));
+  m.def("toolkit_family_golden", &leaky::toolkit::FamilyGolden, py::arg("op"), py::arg("direction"),
+        py::arg("dtype"), py::arg("elements"), py::arg("channels"), py::arg("dist"),
+        py::arg("seed"), py::arg("params_json"),
+        "(inputs, outputs, scalars, view) of a family op, as `leaky golden --op` makes them");
+  m.def("toolkit_family_defaults", &leaky::toolkit::FamilyDefaultsJson, py::arg("op"),
+        py::arg("direction"), "a family op's scalars and their defaults, as JSON text");
+  m.def("toolkit_family_check", &leaky::toolkit::FamilyCheck, py::arg("op"), py::arg("direction"),
+        py::arg("dtype"), py::arg("elements"), py::arg("channels"), py::arg("dist"),
+        py::arg("seed"), py::arg("params_json"), py::arg("results"), py::arg("max_ulp"),
+        py::arg("strict_zero_sign"), py::arg("plan_json"),
+        "`leaky check --op`'s verdict for a family op, as JSON text");
   m.def("toolkit_check_plan", &leaky::toolkit::CheckPlan, py::arg("dtype"), py::arg("elements"),
         py::arg("op"), py::arg("plan_json"),
         "Raises ValueError unless the plan options make a plan for the problem");

@@ -37,15 +37,13 @@ import numpy as _np
 
 from . import _library
 from . import testing_family as _family
-from . import testing_family_models as _family_models
 
 _native = _library.load_native()
 
 _DTYPES = {"f16": _np.float16, "f32": _np.float32, "f64": _np.float64, "bf16": _np.uint16}
 # Every kind a finding can have, in the documented order (the toolkit's
-# one list, toolkit/finding_kinds.inc), then the family's value kinds
-# (leaky.testing_family_models.KINDS).
-FINDING_KINDS = tuple(_native.toolkit_finding_kinds) + tuple(_family_models.KINDS)
+# one list, toolkit/finding_kinds.inc; the family's value kinds last).
+FINDING_KINDS = tuple(_native.toolkit_finding_kinds)
 # The ops of leaky/family.h that golden_op and check_op know, in both
 # directions: LeakyReLU here, the rest in leaky.testing_family.
 OPS = ("leaky_relu",) + tuple(op for op in _family.OPS if op != "leaky_relu")
@@ -200,7 +198,7 @@ def golden_op(op, direction="forward", dtype="f32", elems=10007, dist=None, seed
         inputs = {"x": x} if direction == "forward" else {"dy": dy, "saved": x}
         return inputs, {"y" if direction == "forward" else "dx": g}, {"negative_slope": slope}
     _golden_args(dtype, elems, 0.2, dist, seed, direction)
-    return _family.golden(golden, op, direction, dtype, elems, dist, seed,
+    return _family.golden(op, direction, dtype, elems, dist, seed,
                           _whole("channels", channels, (1, 2 ** 20)), params)
 
 
@@ -261,11 +259,14 @@ def _plan_of(fn, dtype, split, cores, tile_elems, buffers, preset, buffer_bytes,
 def _check_family_op(fn, op, direction, dtype, elems, dist, seed, channels, params, split, cores,
                      tile_elems, buffers, preset, buffer_bytes, align, max_ulp,
                      strict_zero_sign):
-    """check_op for an op of leaky/family.h other than LeakyReLU: the first
-    output diagnosed by place, the others compared bit for bit."""
+    """check_op for an op of leaky/family.h other than LeakyReLU: the
+    toolkit's family check (toolkit/family_check.h, `leaky check --op`'s),
+    on what fn returns for the golden's inputs."""
     _one_of("op", op, list(OPS) + ["forward", "backward"])
+    if dist is None:
+        dist = _family.default_dist(op, direction)
     inputs, outputs, scalars = golden_op(op, direction, dtype, elems, dist, seed, channels, params)
-    tolerance = max(_whole("max_ulp", max_ulp), _family.max_ulp(op, direction, dtype, scalars))
+    max_ulp = _whole("max_ulp", max_ulp)
     _flag("strict_zero_sign", strict_zero_sign)
     first = next(iter(outputs.values()))
     plan = _plan_of(fn, dtype, split, cores, tile_elems, buffers, preset, buffer_bytes, align)
@@ -285,79 +286,13 @@ def _check_family_op(fn, op, direction, dtype, elems, dist, seed, channels, para
         raise ValueError("fn (%s) returned %d array; bias_act_dropout returns y and its mask" %
                          (name, len(results)))
     out = _as_array(results[0], first, "fn (%s)" % name)
-    x = inputs.get("x", inputs.get("saved"))
-    dy = inputs.get("dy")
-    d = _diagnosis(_native.toolkit_check(
-        dtype, 0.0, direction, x.reshape(-1).tobytes(),
-        b"" if dy is None else dy.reshape(-1).tobytes(), first.reshape(-1).tobytes(),
-        out.reshape(-1).tobytes(), tolerance, bool(strict_zero_sign), False, plan, False))
-    sides = []
-    for (side_name, expected), got in zip(list(outputs.items())[1:], results[1:]):
-        got = _np.asarray(got.detach().cpu().numpy() if hasattr(got, "detach") else got)
-        sides.append(got)
-        count, message = _family.compare_side(side_name, expected, got)
-        if count:
-            d.passed = False
-            d.findings.append(Finding("mismatch", message, details={"output": side_name,
-                                                                       "count": count}))
-    if d.findings and d.findings[0].kind == "not_written":
-        _value_zeros(d, first, out)
-    if not d.passed:
-        # The faults the op invites, each a model of the values it gives: one
-        # that explains every wrong element of every output leads.
-        regions = _native.toolkit_plan_regions(dtype, first.size, direction, plan) if plan else []
-        explained = _family_models.explain(op, direction, dtype, inputs, outputs, [out] + sides,
-                                           scalars, first.shape, regions, tolerance)
-        if explained:
-            d.findings = [Finding(kind, message, first=details.get("index"), details=details)
-                          for kind, message, details in explained]
-        else:
-            _bulk_first(d)
-    return d
-
-
-def _bulk_first(d):
-    """LeakyReLU's place and NaN detectors may explain a few of another op's
-    wrong elements; where most are explained by none, that leads, and the
-    rest - those few, and the side outputs the same fault changed - are told
-    within it: one fault, one finding."""
-    bulk = [f for f in d.findings if f.kind == "mismatch" and "output" not in f.details
-            and f.details.get("count", 0) * 2 >= d.mismatches > 0]
-    if not bulk:
-        return
-    lead = bulk[0]
-    rest = [f for f in d.findings if f is not lead]
-    if rest:
-        lead.message += "; with them: " + "; ".join(
-            "%s (%s)" % (f.kind, f.message if len(f.message) <= 160 else f.message[:157] + "...")
-            for f in rest)
-        lead.details = dict(lead.details, also=[f.kind for f in rest])
-    d.findings = [lead]
-
-
-def _value_zeros(d, golden, out):
-    """A region never written is a place: it holds results of both signs.
-    Where every wrong element is a negative result given as 0 and the
-    positive results around them are right, the zeros follow the values,
-    not the places (the negative side computed as a ReLU's): the finding
-    becomes a mismatch that says so."""
-    g = golden.reshape(-1).astype(_np.float64)
-    o = out.reshape(-1).astype(_np.float64)
-    with _np.errstate(invalid="ignore"):
-        wrong = ~((g == o) | (_np.isnan(g) & _np.isnan(o)))
-        idx = _np.nonzero(wrong)[0]
-        if idx.size == 0 or not _np.all((o[idx] == 0) & (g[idx] < 0)):
-            return
-        span = slice(int(idx[0]), int(idx[-1]) + 1)
-        if not _np.any(g[span] > 0):
-            return
-    # The generic mismatch of the same elements goes; side outputs' stay.
-    rest = [f for f in d.findings[1:] if f.kind != "mismatch" or "output" in f.details]
-    d.findings = [Finding(
-        "mismatch", "%d negative results given as 0, the first at %d, while every positive result "
-        "is right: the zeros follow the values, not a region - the negative side computed as 0 "
-        "(a ReLU's, or the wrong activation chosen), not an output left unwritten" % (
-            idx.size, idx[0]), first=int(idx[0]), details={"count": int(idx.size)})] + rest
+    sent = [(_family.type_name(out, dtype), out.reshape(-1).tobytes())]
+    for got in results[1:]:
+        got = _np.ascontiguousarray(got.detach().cpu().numpy() if hasattr(got, "detach") else got)
+        sent.append((_family.type_name(got, dtype), got.reshape(-1).tobytes()))
+    return _diagnosis(_native.toolkit_family_check(
+        op, direction, dtype, elems, channels, dist, seed, _family.params_json(params), sent,
+        max_ulp, bool(strict_zero_sign), plan))
 
 
 def _call(fn, x, dy, slope):

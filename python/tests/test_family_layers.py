@@ -1,9 +1,14 @@
 """Every row of leaky/family.h in every layer: leaky.numpy, torch.ops.leaky,
 leaky.functional (forward; autograd gives the backward), the toolkit
-(leaky.testing's golden and check_op) and the OpenCL device
-(leaky.testing.opencl_<op>). A layer that lacks a row fails, and so does a
+(leaky.testing's golden and check_op), the CLI (`leaky golden --op`, whose
+files `leaky check` reads) and the OpenCL device (leaky.testing.opencl_<op>). A layer that lacks a row fails, and so does a
 row still listed below as missing that the layer now has: the list of
 gaps only shrinks. (The C and C++ entry points: tests/family_test.cc.)"""
+import json
+import os
+import subprocess
+import tempfile
+
 import pytest
 import torch
 
@@ -42,12 +47,33 @@ def has(layer, row):
         return row["direction"] == "backward" or callable(getattr(leaky.functional, name, None))
     if layer == "toolkit":
         return row["op"] in leaky.testing.OPS
+    if layer == "cli":
+        return cli_writes(row)
     if layer == "device":
         return callable(getattr(leaky.testing, "opencl_" + row["op"], None))
     raise AssertionError(layer)
 
 
-LAYERS = ["numpy", "torch.ops", "functional", "toolkit", "device"]
+def cli_writes(row):
+    """`leaky golden --op <op> --direction <d>` writes the row's operands."""
+    cli = os.environ.get("LEAKY_CLI")
+    if not cli:
+        pytest.skip("LEAKY_CLI is not set (ctest sets it to the built leaky)")
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run([cli, "golden", "--op", row["op"], "--direction", row["direction"],
+                               "--elems", "64", "--dtype", "f32", "--out", tmp],
+                              capture_output=True, text=True)
+        if done.returncode:
+            return False
+        with open(os.path.join(tmp, "golden.json")) as f:
+            described = json.load(f)
+    if row["op"] == "leaky_relu":  # LeakyReLU's own format
+        return described["op"] == "leaky_relu_" + row["direction"]
+    names = [p.strip().split("[")[0].rstrip("?") for p in row["outputs"].split(",")]
+    return described["op"] == row["op"] and list(described["outputs"]) == names
+
+
+LAYERS = ["numpy", "torch.ops", "functional", "toolkit", "cli", "device"]
 
 
 def test_the_list_is_the_family():

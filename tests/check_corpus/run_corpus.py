@@ -142,6 +142,70 @@ def check_here(lt, case, opencl):
             "findings": [{"kind": f.kind, "message": f.message} for f in d.findings]}
 
 
+_PLAN_FLAGS = {"split": "--split", "cores": "--cores", "tile_elems": "--tile-elems",
+               "buffers": "--buffers", "preset": "--preset", "buffer_bytes": "--buffer-bytes",
+               "align": "--align"}
+
+
+def check_cli(cli, case):
+    """A family case through the CLI, as an engineer runs it: `leaky golden
+    --op ... --plan` writes the inputs, the kernel reads them and writes its
+    outputs, `leaky check --side ... --json` diagnoses them."""
+    import numpy as np
+    import tempfile
+    fn = numpy_callable(case)
+    plan = dict({"preset": "npu"}, **case["plan"])  # check_op's default preset
+    with tempfile.TemporaryDirectory() as tmp:
+        golden = os.path.join(tmp, "golden")
+        command = [cli, "golden", "--op", case["op"], "--direction", case["direction"],
+                   "--dtype", case["dtype"], "--elems", str(case["elems"]), "--out", golden,
+                   "--plan"]
+        for key, value in plan.items():
+            command += [_PLAN_FLAGS[key], str(value)]
+        if "channels" in case:
+            command += ["--channels", str(case["channels"])]
+        if case.get("dist"):
+            command += ["--dist", case["dist"]]
+        for key, value in (case.get("params") or {}).items():
+            command += ["--param", "%s=%s" % (key, value if isinstance(value, str) else
+                                              json.dumps(value))]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode:
+            return {"error": shorten(done.stderr.strip())}
+        with open(os.path.join(golden, "golden.json")) as f:
+            described = json.load(f)
+        dtype = {"f16": np.float16, "f32": np.float32, "f64": np.float64}[described["dtype"]]
+        shape = tuple(described["shape"]) if described["shape"][1] > 1 or case["op"] in (
+            "prelu", "bias_act", "bias_act_dropout") else (described["elements"],)
+
+        def load(name, file):
+            data = np.fromfile(os.path.join(golden, file),
+                               np.uint8 if name == "mask" else dtype)
+            return data.reshape(shape) if name in ("x", "dy", "saved") else data
+        inputs = [load(name, file) for name, file in described["inputs"].items()]
+        try:
+            with np.errstate(all="ignore"):
+                result = fn(*inputs, **described["scalars"])
+        except Exception as e:  # the kernel's own failure: a refused case
+            return {"error": "the kernel raised %s: %s" % (type(e).__name__, shorten(e))}
+        results = list(result) if isinstance(result, (tuple, list)) else [result]
+        names = list(described["outputs"])
+        files = []
+        for name, array in zip(names, results):
+            path = os.path.join(tmp, "out_%s.bin" % name)
+            np.ascontiguousarray(array).tofile(path)
+            files.append((name, path))
+        command = [cli, "check", files[0][1], "--golden", golden, "--json"]
+        for name, path in files[1:]:
+            command += ["--side", "%s=%s" % (name, path)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode not in (0, 1):
+            return {"error": shorten(done.stderr.strip())}
+        verdict = json.loads(done.stdout)
+    return {"passed": bool(verdict["pass"]), "mismatches": verdict["mismatches"],
+            "findings": [{"kind": f["kind"], "message": f["message"]} for f in verdict["findings"]]}
+
+
 def check_apart(case, device):
     """check_here in a fresh interpreter (see the module's docstring)."""
     command = [sys.executable, os.path.abspath(__file__), "--corpus", CORPUS, "--one", case["name"]]
@@ -185,6 +249,9 @@ def main(argv=None):
                         help="the folder with cases.json and its kernels (default: this one)")
     parser.add_argument("--full", action="store_true",
                         help="print every finding's whole message under its case")
+    parser.add_argument("--cli", metavar="LEAKY",
+                        help="run the family cases through this `leaky` program (golden, the "
+                             "kernel on its files, check) rather than leaky.testing.check_op")
     parser.add_argument("--one", metavar="NAME", help=argparse.SUPPRESS)  # check_apart's child
     args = parser.parse_args(argv)
     global CORPUS
@@ -220,7 +287,11 @@ def main(argv=None):
     good = ran = known_misses = stale = planted = refused = 0
     for case in cases:
         expect = case["expect"]
-        if case["kind"] == "opencl" and not opencl.missing:
+        if args.cli and case["kind"] != "numpy_family":
+            continue  # the CLI route is the family's
+        if args.cli:
+            result = check_cli(args.cli, case)
+        elif case["kind"] == "opencl" and not opencl.missing:
             result = check_apart(case, args.device)
         else:
             try:

@@ -117,6 +117,26 @@ rmdir "$work/broken/golden.json" && echo "{oops" > "$work/broken/golden.json"
 refused 2 "golden.json is not valid JSON" "$leaky" check "$work/g/golden.bin" --golden "$work/broken"
 echo '{"format": "leaky-golden-1", "op": 3}' > "$work/broken/golden.json"
 refused 2 "golden.json: \"op\" must be a string" "$leaky" check "$work/g/golden.bin" --golden "$work/broken"
+# A family op's golden (leaky/family.h besides LeakyReLU): its flags and
+# scalars refused before a file is written, its other outputs named.
+"$leaky" golden --op prelu --direction backward --elems 256 --channels 4 --out "$work/fam" > /dev/null \
+  || fail "family golden"
+refused 2 "--dtype qu8 is LeakyReLU's only; --op prelu takes f32, f64, f16 or bf16" \
+  "$leaky" golden --op prelu --dtype qu8 --out "$work/new"
+refused 2 "prelu forward takes no scalars, not alpha" "$leaky" golden --op prelu --param alpha=2 --out "$work/new"
+refused 2 "dropout_p must be in [0, 1), not 1" "$leaky" golden --op bias_act_dropout --param dropout_p=1 \
+  --out "$work/new"
+refused 2 "--param alpha: expected NAME=VALUE" "$leaky" golden --op elu --param alpha --out "$work/new"
+refused 2 "upper must be at least lower" "$leaky" golden --op rrelu --param lower=1 --param upper=0.5 \
+  --out "$work/new"
+refused 2 "elems must be at least 2 * channels (600) for prelu" "$leaky" golden --op prelu --channels 300 \
+  --elems 100 --out "$work/new"
+refused 2 "--side bogus=x: prelu backward's other outputs are dweight" \
+  "$leaky" check "$work/fam/golden_dx.bin" --golden "$work/fam" --side bogus=x
+refused 2 "the output $work/fam/weight.bin holds 4 elements; prelu backward's dx has 256" \
+  "$leaky" check "$work/fam/weight.bin" --golden "$work/fam"
+refused 2 "--side is for the family's other outputs; this golden is LeakyReLU's" \
+  "$leaky" check "$work/g/golden.bin" --golden "$work/g" --side dweight=x
 # 4b. 8-bit data: each quantization flag checked against the --dtype and its
 # range, before a file is written; golden.json's 8-bit fields too.
 g8=(golden --out "$work/new")

@@ -118,5 +118,11 @@ if [ -n "$readme" ]; then
   run_doc_commands "$leaky" "$readme" '/^## Debugging your own kernel/,/^## [^D]/p' golden/golden.bin out.bin 3
   [ -s timeline.svg ] && grep -q "<svg" timeline.svg || fail "the walkthrough's timeline.svg is missing"
   grep -q "^PASS" out.txt || fail "the walkthrough's check (docs/toolkit.md) did not pass"
+  # The family's walkthrough: a PReLU golden, its check with a perfect "kernel".
+  mkdir -p "$work/family" && cd "$work/family"
+  run_doc_commands "$leaky" "$readme" "/^## The family's ops from the shell/,/^## 8-bit/p" \
+    prelu_golden/golden_y.bin y.bin 2
+  grep -q "^PASS: 0 of 4096 elements of y outside 0 ulp (f32, prelu forward)" out.txt \
+    || { cat out.txt; fail "the family walkthrough's check (docs/toolkit.md) did not pass"; }
 fi
 echo "toolkit CLI: all checks passed"

@@ -12,6 +12,8 @@
 #include "commands.h"
 #include "eight_bit_data.h"
 #include "eight_bit_flags.h"
+#include "family_golden.h"
+#include "family_io.h"
 #include "golden_data.h"
 #include "golden_io.h"
 #include "layout.h"
@@ -35,7 +37,26 @@ struct GoldenSettings {
   PlanOptions plan;
   EightBitFlags eight_bit;
   bool dist_given = false;
+  // A family op (leaky/family.h besides LeakyReLU): --op names it.
+  std::string direction = "forward";
+  uint64_t channels = 4;
+  std::vector<std::string> params;  // NAME=VALUE
 };
+
+// --param NAME=VALUE pairs as JSON: numbers, true/false and null as such,
+// anything else a string (act=lrelu).
+nlohmann::json ParseParams(const std::vector<std::string>& pairs) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const std::string& pair : pairs) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--param " + pair + ": expected NAME=VALUE");
+    const std::string value = pair.substr(eq + 1);
+    nlohmann::json v = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+    j[pair.substr(0, eq)] = v.is_discarded() || v.is_structured() ? nlohmann::json(value) : v;
+  }
+  return j;
+}
 
 // What the 8-bit parameters are, for the line `leaky golden` prints.
 std::string EightBitSummary(const leaky_q8_params& q) {
@@ -51,7 +72,88 @@ std::string EightBitSummary(const leaky_q8_params& q) {
          std::to_string(q.output_min) + ".." + std::to_string(q.output_max);
 }
 
+// The plan options golden.json records (`--plan`), refused first when the
+// planner refuses them: (the line printed, a warning when a flag had no
+// effect).
+std::pair<std::string, std::string> RecordPlan(const GoldenSettings& s, bool eight_bit,
+                                               leaky_dtype dtype, uint64_t elements,
+                                               nlohmann::json* recorded) {
+  std::string plan_line, plan_warning;
+  if (s.record_plan) {
+    PlanOptions plan = s.plan;
+    plan.op = s.op == "forward" || s.op == "backward" ? s.op : s.direction;
+    const Layout layout =  // refuses a bad plan first
+        eight_bit ? MakeByteLayout(plan, elements) : MakeLayout(plan, dtype, elements);
+    *recorded = plan.ToJson();
+    uint32_t used = 0;
+    for (uint64_t length : layout.core_length) used += length > 0;
+    plan_line = "plan recorded: " + std::to_string(used) + " core" + (used == 1 ? "" : "s") +
+                " used, " + layout.split + " split, tiles of " +
+                std::to_string(layout.tile_length) + " elements, " +
+                std::to_string(layout.buffers) + " buffer" + (layout.buffers == 1 ? "" : "s") +
+                " (preset " + plan.preset + ")";
+    // A flag the planner overrode: say so, rather than record another plan
+    // than the one asked for in silence.
+    if (plan.cores != 0 && used != plan.cores) {
+      plan_warning = "--cores " + std::to_string(plan.cores) + " had no effect: the " +
+                     plan.preset + " preset's " + layout.split + " split uses " +
+                     std::to_string(used) + " for " + std::to_string(elements) +
+                     " elements (--preset npu --split even gives the article's split)";
+    } else if (plan.tile_elems != 0 && layout.tile_length != plan.tile_elems) {
+      plan_warning = "--tile-elems " + std::to_string(plan.tile_elems) + " had no effect: tiles "
+                     "are " + std::to_string(layout.tile_length) + " elements";
+    }
+  }
+  return {plan_line, plan_warning};
+}
+
+// `leaky golden --op prelu|elu|...`: a family op's inputs and golden
+// outputs (family_io.h's files).
+int RunFamilyGolden(const GoldenSettings& s) {
+  if (s.dtype != "f32" && s.dtype != "f64" && s.dtype != "f16" && s.dtype != "bf16") {
+    throw UsageError("--dtype " + s.dtype + " is LeakyReLU's only; --op " + s.op +
+                     " takes f32, f64, f16 or bf16");
+  }
+  if (!s.shape.empty())
+    throw UsageError("--shape is LeakyReLU's; --op " + s.op + " takes --elems and --channels");
+  FamilyDescription d;
+  d.op = s.op;
+  d.backward = s.direction == "backward";
+  d.dtype = ParseDtype(s.dtype);
+  d.elements = s.elements;
+  d.channels = s.channels;
+  d.distribution = s.dist_given ? s.distribution : FamilyDefaultDistribution(d.op, d.backward);
+  d.seed = s.seed;
+  d.scalars = ParseParams(s.params);
+  nlohmann::ordered_json scalars;
+  FamilyProblem p;
+  try {
+    p = MakeFamilyProblem(d, &scalars);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  nlohmann::json plan;
+  const auto [plan_line, plan_warning] = RecordPlan(s, false, p.dtype, p.elements(), &plan);
+  WriteFamilyGolden(s.out, p, d, scalars, plan);
+  std::string files;
+  for (const Operand& o : p.inputs) files += (files.empty() ? "" : ", ") + o.name + ".bin";
+  for (const Operand& o : p.golden) files += ", golden_" + o.name + ".bin";
+  std::printf(
+      "wrote %s: %s %s, %llu %s elements (outer %llu, channels %llu, inner %llu), distribution %s; "
+      "scalars %s; files %s\n",
+      s.out.c_str(), p.op.c_str(), s.direction.c_str(),
+      static_cast<unsigned long long>(p.elements()), s.dtype.c_str(),
+      static_cast<unsigned long long>(p.outer), static_cast<unsigned long long>(p.channels),
+      static_cast<unsigned long long>(p.inner), d.distribution.c_str(), scalars.dump().c_str(),
+      files.c_str());
+  if (!plan_line.empty()) std::printf("%s\n", plan_line.c_str());
+  if (!plan_warning.empty())
+    std::fprintf(stderr, "leaky golden: warning: %s\n", plan_warning.c_str());
+  return 0;
+}
+
 int RunGolden(const GoldenSettings& s) {
+  if (s.op != "forward" && s.op != "backward") return RunFamilyGolden(s);
   GoldenDescription d;
   d.op = s.op == "backward" ? "leaky_relu_backward" : "leaky_relu_forward";
   d.eight_bit = EightBitParams(s.dtype, s.eight_bit, s.op, s.dist_given);
@@ -70,33 +172,8 @@ int RunGolden(const GoldenSettings& s) {
   d.negative_slope = s.slope;
   d.distribution = d.eight_bit ? "all_bytes" : s.distribution;
   d.seed = s.seed;
-  std::string plan_line, plan_warning;
-  if (s.record_plan) {
-    PlanOptions plan = s.plan;
-    plan.op = s.op;
-    const Layout layout =  // refuses a bad plan first
-        d.eight_bit ? MakeByteLayout(plan, d.elements) : MakeLayout(plan, d.dtype, d.elements);
-    d.plan = plan.ToJson();
-    uint32_t used = 0;
-    for (uint64_t length : layout.core_length) used += length > 0;
-    plan_line = "plan recorded: " + std::to_string(used) + " core" + (used == 1 ? "" : "s") +
-                " used, " + layout.split + " split, tiles of " +
-                std::to_string(layout.tile_length) + " elements, " +
-                std::to_string(layout.buffers) + " buffer" + (layout.buffers == 1 ? "" : "s") +
-                " (preset " + plan.preset + ")";
-    // A flag the planner overrode: say so, rather than record another plan
-    // than the one asked for in silence.
-    if (plan.cores != 0 && used != plan.cores) {
-      plan_warning = "--cores " + std::to_string(plan.cores) + " had no effect: the " +
-                     plan.preset + " preset's " + layout.split + " split uses " +
-                     std::to_string(used) + " for " + std::to_string(d.elements) +
-                     " elements (--preset npu --split even gives the article's split)";
-    } else if (plan.tile_elems != 0 && layout.tile_length != plan.tile_elems) {
-      plan_warning = "--tile-elems " + std::to_string(plan.tile_elems) + " had no effect: tiles "
-                     "are " + std::to_string(layout.tile_length) + " elements";
-    }
-  }
-
+  const auto [plan_line, plan_warning] =
+      RecordPlan(s, d.eight_bit.has_value(), d.dtype, d.elements, &d.plan);
   const GoldenArrays a = MakeGolden(d);
   const std::filesystem::path dir(s.out);
   std::error_code error;
@@ -147,8 +224,29 @@ void AddGoldenCommand(CLI::App& app, std::function<int()>& run) {
       ->check(CLI::IsMember({"f32", "f64", "f16", "bf16", "qu8", "qs8", "fp8_e4m3", "fp8_e5m2"}))
       ->capture_default_str();
   FiniteNumber(command->add_option("--slope", s->slope, "negative_slope")->capture_default_str());
-  command->add_option("--op", s->op)->check(CLI::IsMember({"forward", "backward"}))
+  std::vector<std::string> ops = {"forward", "backward"};
+  for (const FamilyRow& row : FamilyRows()) {
+    if (!row.backward) ops.push_back(row.op);
+  }
+  command
+      ->add_option("--op", s->op,
+                   "LeakyReLU's forward or backward, or an op of leaky/family.h (relu, elu, "
+                   "prelu, rrelu, bias_act, bias_act_dropout; leaky_relu is LeakyReLU's) with "
+                   "--direction")
+      ->check(CLI::IsMember(ops))
       ->capture_default_str();
+  command->add_option("--direction", s->direction, "A family op's direction")
+      ->check(CLI::IsMember({"forward", "backward"}))
+      ->capture_default_str();
+  WholeNumber(command
+                  ->add_option("--channels", s->channels,
+                               "PReLU's and bias_act's channels (x is [2, channels, elems / (2 * "
+                               "channels)])")
+                  ->capture_default_str(),
+              uint64_t{1}, uint64_t{1} << 20);
+  command->add_option("--param", s->params,
+                      "A family op's scalar, NAME=VALUE (repeatable; e.g. alpha=1.5, act=relu, "
+                      "clamp=256, training=false); the rest take their defaults");
   auto* dist = command->add_option("--dist", s->distribution, DistributionHelp() + " (float dtypes)")
       ->capture_default_str()
       ->check(CLI::Validator(
@@ -172,6 +270,7 @@ void AddGoldenCommand(CLI::App& app, std::function<int()>& run) {
   command->callback([&run, s, elements, dist] {
     if (elements->count() == 0 && s->shape.empty()) s->elements = 10007;
     s->dist_given = dist->count() > 0;
+    if (s->op == "leaky_relu") s->op = s->direction;
     run = [s] { return RunGolden(*s); };
   });
 }
