@@ -265,18 +265,35 @@ uint64_t GramKey(const Array& a, uint64_t at) {
   return h;
 }
 
+// A gram of fewer than three distinct values (a run of one clamp bound,
+// zeros, two saturated values alternating) recurs by chance wherever the
+// op saturates: found elsewhere, it tells nothing of where it came from.
+// (A bias_act port whose fmin/fmax turned NaNs into the clamp bounds was
+// called misplaced from such grams.)
+bool Informative(const Array& a, uint64_t at) {
+  uint64_t seen[GoldenGrams::kGram];
+  uint64_t distinct = 0;
+  for (uint64_t k = 0; k < GoldenGrams::kGram; ++k) {
+    const uint64_t v = std::isnan(a.values[at + k]) ? 0x7ff8ull : a.bits[at + k];
+    if (std::find(seen, seen + distinct, v) == seen + distinct) seen[distinct++] = v;
+  }
+  return distinct >= 3;
+}
+
 }  // namespace
 
 GoldenGrams::GoldenGrams(const Array& golden) {
   const uint64_t n = golden.bits.size();
   starts_.reserve(n);
   for (uint64_t j = 0; j + kGram <= n; ++j) {
+    if (!Informative(golden, j)) continue;
     Starts& s = starts_[GramKey(golden, j)];
     if (s.count < s.at.size()) s.at[s.count++] = j;
   }
 }
 
 const GoldenGrams::Starts* GoldenGrams::Find(const Array& a, uint64_t at) const {
+  if (!Informative(a, at)) return nullptr;
   const auto it = starts_.find(GramKey(a, at));
   return it == starts_.end() ? nullptr : &it->second;
 }

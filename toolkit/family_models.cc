@@ -111,6 +111,7 @@ struct Geometry {
       : n(p.elements()), outer(p.outer), channels(p.channels), inner(p.inner), channel(n) {
     for (uint64_t i = 0; i < n; ++i) channel[i] = static_cast<int64_t>((i / inner) % channels);
     if (!plan) return;
+    buffers = plan->buffers;
     Partition core{"core", std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
     Partition tile{"tile", std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
     int64_t t = 0;
@@ -163,6 +164,12 @@ struct Geometry {
       add("weight[" + std::to_string(k) + "] for every channel", "broadcast",
           [&](int64_t) { return k; });
     }
+    // An index local to the core or tile (after the broadcasts: within
+    // parts shorter than inner it is weight[0] everywhere, a broadcast).
+    for (const Partition& part : partitions) {
+      add("the position within each " + part.name + " ((index - its start) // inner)", "axis",
+          [&](int64_t i) { return ((i - part.start[i]) / in) % c; });
+    }
     std::vector<ChannelMap> distinct;
     for (ChannelMap& m : maps) {
       bool seen = m.index == channel;
@@ -175,6 +182,7 @@ struct Geometry {
   uint64_t n, outer, channels, inner;
   std::vector<int64_t> channel;
   std::vector<Partition> partitions;  // core, tile: with a plan only
+  uint32_t buffers = 0;               // the plan's
 };
 
 Kind WeightKind(const ChannelMap& m) {
@@ -488,6 +496,21 @@ class Models {
       }
       r.second.push_back(
           {Kind("expm1_missing"), "exp(x * input_scale) - 1 in place of expm1", {{"y", y}}});
+      // The same with the coefficient distributed: coef * exp(t) - coef.
+      Prediction distributed = y;
+      const T coef = Ct<T>(Ct<T>(a) * Ct<T>(sc));
+      for (uint64_t i = 0; i < g_.n; ++i) {
+        const T xf = Ct<T>(x.values[i]);
+        if (!(xf <= 0)) continue;
+        const T ce = coef * std::exp(xf * Ct<T>(isc));
+        distributed.bits[i] = Store<T>(dt_, ce - coef);
+        distributed.values[i] = ToDouble(dt_, distributed.bits[i]);
+        distributed.tolerance[i] = 2 * Spacing(sizeof(T) == 8 ? LEAKY_F64 : LEAKY_F32, ce) +
+                                   2 * Spacing(dt_, distributed.values[i]);
+      }
+      r.second.push_back({Kind("expm1_missing"),
+                          "alpha * scale * exp(x * input_scale) - alpha * scale in place of expm1",
+                          {{"y", distributed}}});
     }
     if (a != sc) {
       r.second.push_back({Kind("alpha_scale_swapped"),
@@ -508,6 +531,16 @@ class Models {
                             "the chain rule's factor input_scale " + Num(isc) +
                                 " dropped (exp(x * input_scale) kept)",
                             {{"dx", dx}}});
+        // exp(x) where exp(x * input_scale) belongs, the factor kept.
+        Prediction unscaled = Each([&](uint64_t i) {
+          const T xf = Ct<T>(x.values[i]), gf = Ct<T>(dy.values[i]);
+          return xf > 0 ? gf * Ct<T>(sc)
+                        : gf * Ct<T>(isc) * Ct<T>(Ct<T>(a) * Ct<T>(sc)) * std::exp(xf);
+        });
+        r.second.push_back({Kind("input_scale_missing"),
+                            "exp(x) in place of exp(x * input_scale " + Num(isc) +
+                                ") (the chain rule's factor kept)",
+                            {{"dx", unscaled}}});
       }
     }
     return r;
@@ -527,14 +560,17 @@ class Models {
     FamilyProblem q = p_;
     q.op = "rrelu";
     q.backward = false;
-    q.dtype = LEAKY_F32;
+    // In the compute type: f64 draws its slopes from the whole 32-bit
+    // word, which f32's noise would round.
+    q.dtype = sizeof(T) == 8 ? LEAKY_F64 : LEAKY_F32;
     q.outer = q.channels = 1;
     q.inner = g_.n;
     FamilyScalars s = s_;
     s.training = true;
     s.offset = offset;
+    const uint64_t minus_one = sizeof(T) == 8 ? 0xBFF0000000000000ull : 0xBF800000ull;
     const Operands out =
-        RunFamily(q, s, {MakeOperand("x", LEAKY_F32, std::vector<uint64_t>(g_.n, 0xBF800000u))});
+        RunFamily(q, s, {MakeOperand("x", q.dtype, std::vector<uint64_t>(g_.n, minus_one))});
     return out.at(1).values;
   }
 
@@ -853,6 +889,14 @@ class Models {
       r.second.push_back({Kind("mask_offset_per_core"),
                           "the mask read from bit 0 again at each " + part.name + "'s start",
                           run(restarted, true)});
+      // A byte window from the part's start // 8, its bits indexed from
+      // the part's start: the bit offset start % 8 dropped.
+      std::vector<uint8_t> windowed(g_.n);
+      for (uint64_t i = 0; i < g_.n; ++i) windowed[i] = keep[i - part.start[i] % 8];
+      r.second.push_back({Kind("mask_offset_per_core"),
+                          "the mask read from byte start // 8 of each " + part.name +
+                              ", the bit offset start % 8 dropped",
+                          run(windowed, true)});
     }
     return r;
   }
@@ -978,6 +1022,24 @@ std::optional<std::pair<Kind, std::string>> DweightSums(const Operand& got, cons
       }
       candidates.push_back(
           {std::string("per core only the ") + pick + " tile's part of each channel", {value}});
+    }
+    // One buffer's tiles only (every buffers-th tile of each core, from
+    // its tile b): the reduction walked one buffer's list.
+    std::map<int64_t, int64_t> first_tile;
+    for (uint64_t i = 0; i < g.n; ++i) {
+      auto it = first_tile.find(core[i]);
+      if (it == first_tile.end()) first_tile[core[i]] = tile[i];
+      else it->second = std::min(it->second, tile[i]);
+    }
+    for (uint32_t b = 0; g.buffers > 1 && b < g.buffers; ++b) {
+      std::vector<double> value(c, 0.0);
+      for (uint64_t i = 0; i < g.n; ++i) {
+        if ((tile[i] - first_tile[core[i]]) % g.buffers == b) value[g.channel[i]] += terms[i];
+      }
+      candidates.push_back({"only buffer " + std::to_string(b) + "'s tiles (every " +
+                                std::to_string(g.buffers) + "th tile of each core, from its tile " +
+                                std::to_string(b) + ")",
+                            {value}});
     }
   }
   for (const auto& [what, rows] : candidates) {
@@ -1126,6 +1188,28 @@ std::vector<Finding> Explain(const FamilyProblem& p, const Operands& results, co
   }
   auto [base, hypotheses] = models.Run();
   if (base.empty()) return {};
+  if (IsChannelOp(p.op) && p.channels > 1 && p.inner > 1) {
+    // The right results at channels-last addresses (o, j, c) for (o, c,
+    // j), or the reverse: a layout mixed up in the store.
+    const Operand& main = p.golden[0];
+    const uint64_t ci = p.channels * p.inner;
+    for (const bool to_last : {true, false}) {
+      std::vector<uint64_t> bits(main.size());
+      for (uint64_t o = 0; o < p.outer; ++o) {
+        for (uint64_t c = 0; c < p.channels; ++c) {
+          for (uint64_t j = 0; j < p.inner; ++j) {
+            const uint64_t first = o * ci + c * p.inner + j, last = o * ci + j * p.channels + c;
+            if (to_last) bits[last] = main.bits[first];
+            else bits[first] = main.bits[last];
+          }
+        }
+      }
+      hypotheses.push_back({Kind("misplaced"),
+                            to_last ? "right results stored channels-last ([outer, inner, channels])"
+                                    : "right results stored as if the output were channels-last",
+                            {{main.name, FromBits(p.dtype, std::move(bits))}}});
+    }
+  }
   // The models are trusted only if, with no fault, they are the library.
   for (const auto& [name, pred] : base) {
     const Operand* golden = FindOperand(p.golden, name);

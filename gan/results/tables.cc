@@ -191,8 +191,10 @@ std::string FloorsMarkdown(const std::vector<std::pair<std::string, Results>>& s
   std::vector<std::pair<const Results*, std::string>> rows;
   for (const auto& [label, study] : studies) {
     if (!study.study.classifier) continue;
+    // A named copy: clang 14 cannot capture a structured binding.
+    const std::string& checksum = study.study.classifier_checksum;
     auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) {
-      return r.first->study.classifier_checksum == study.study.classifier_checksum;
+      return r.first->study.classifier_checksum == checksum;
     });
     if (row == rows.end()) {
       rows.emplace_back(&study, label);
