@@ -7,8 +7,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "../bias_act_names.h"
-#include "leaky/opencl.h"
-#include "numpy_common.h"
 #include "golden_io.h"
+#include "leaky/opencl.hpp"
+#include "numpy_common.h"
 #include "plan_options.h"
 #include "user_message.h"
 
@@ -165,94 +165,68 @@ py::tuple DeviceFamily(const std::string& op, const std::string& direction, cons
     channels = static_cast<size_t>(x.shape(1));
     inner = n / std::max<size_t>(1, outer * channels);
   }
-  const py::array& side = in[backward ? 2 : 1];
-  if (op == "relu") {
-    leaky::numpy::Check(backward ? leaky_cl_plain_relu_backward(d, dtype, n, src0, in[1].data(),
-                                                                out.mutable_data(), &request, nullptr)
-                                 : leaky_cl_plain_relu_forward(d, dtype, n, src0, out.mutable_data(),
-                                                               &request, nullptr));
-    return py::make_tuple(out);
-  }
-  if (op == "elu") {
-    const double alpha = Scalar(scalars, "alpha", 1), scale = Scalar(scalars, "scale", 1);
-    const double input_scale = Scalar(scalars, "input_scale", 1);
-    leaky::numpy::Check(
-        backward ? leaky_cl_elu_backward(d, dtype, n, src0, in[1].data(), out.mutable_data(), alpha,
-                                         scale, input_scale, &request, nullptr)
-                 : leaky_cl_elu_forward(d, dtype, n, src0, out.mutable_data(), alpha, scale,
-                                        input_scale, &request, nullptr));
-    return py::make_tuple(out);
-  }
-  if (op == "rrelu") {
-    const leaky_rrelu_params p{Scalar(scalars, "lower", 1.0 / 8), Scalar(scalars, "upper", 1.0 / 3),
-                               scalars.contains("training") && scalars["training"].cast<bool>(),
-                               scalars.contains("seed") ? scalars["seed"].cast<uint64_t>() : 0,
-                               scalars.contains("offset") ? scalars["offset"].cast<uint64_t>() : 0};
-    if (backward) {
-      leaky::numpy::Check(leaky_cl_rrelu_backward(d, dtype, n, src0, in[1].data(),
-                                                  out.mutable_data(), &p, &request, nullptr));
-      return py::make_tuple(out);
-    }
-    py::array noise = ZerosLike(x);
-    leaky::numpy::Check(leaky_cl_rrelu_forward(d, dtype, n, src0, out.mutable_data(),
-                                               noise.mutable_data(), &p, &request, nullptr));
-    return p.training ? py::make_tuple(out, noise) : py::make_tuple(out);
-  }
-  if (side.size() != 0 && static_cast<size_t>(side.size()) != channels) {
-    throw py::value_error("the per-channel operand has " + std::to_string(side.size()) +
+  const bool channel_op = op == "prelu" || op == "bias_act" || op == "bias_act_dropout";
+  const py::array* side = channel_op ? &in[backward ? 2 : 1] : nullptr;
+  if (side && side->size() != 0 && static_cast<size_t>(side->size()) != channels) {
+    throw py::value_error("the per-channel operand has " + std::to_string(side->size()) +
                           " values for " + std::to_string(channels) + " channels");
   }
-  py::array sums(x.dtype(), std::vector<py::ssize_t>{static_cast<py::ssize_t>(channels)});
-  if (op == "prelu") {
-    leaky::numpy::Check(
-        backward ? leaky_cl_prelu_backward(d, dtype, outer, channels, inner, src0, in[1].data(),
-                                           side.data(), out.mutable_data(), sums.mutable_data(),
-                                           &request, nullptr)
-                 : leaky_cl_prelu_forward(d, dtype, outer, channels, inner, src0, side.data(),
-                                          out.mutable_data(), &request, nullptr));
-    return backward ? py::make_tuple(out, sums) : py::make_tuple(out);
+  leaky::cl::FamilyArgs a;
+  a.dtype = dtype;
+  a.outer = outer;
+  a.channels = channels;
+  a.inner = channel_op ? inner : n;
+  a.x = backward ? in[1].data() : src0;
+  a.dy = backward ? src0 : nullptr;
+  a.side = side && side->size() ? side->data() : nullptr;
+  a.out = out.mutable_data();
+  a.alpha = Scalar(scalars, "alpha", 1);
+  a.scale = Scalar(scalars, "scale", 1);
+  a.input_scale = Scalar(scalars, "input_scale", 1);
+  a.rrelu = {Scalar(scalars, "lower", 1.0 / 8), Scalar(scalars, "upper", 1.0 / 3),
+             scalars.contains("training") && scalars["training"].cast<bool>(),
+             scalars.contains("seed") ? scalars["seed"].cast<uint64_t>() : 0,
+             scalars.contains("offset") ? scalars["offset"].cast<uint64_t>() : 0};
+  if (op == "bias_act" || op == "bias_act_dropout") {
+    const std::string act = scalars.contains("act") ? scalars["act"].cast<std::string>() : "lrelu";
+    try {
+      const std::optional<double> clamp =
+          scalars.contains("clamp") && !scalars["clamp"].is_none()
+              ? std::optional<double>(scalars["clamp"].cast<double>())
+              : std::nullopt;
+      a.bias_act = leaky::bindings::BiasActParams(
+          act, Scalar(scalars, "alpha", leaky::bindings::DefaultAlpha(act)),
+          Scalar(scalars, "gain", leaky::bindings::DefaultGain(act)), clamp);
+    } catch (const std::invalid_argument& e) {
+      throw py::value_error(e.what());
+    }
   }
-  const std::string act = scalars.contains("act") ? scalars["act"].cast<std::string>() : "lrelu";
-  leaky_bias_act_params params;
-  try {
-    const std::optional<double> clamp =
-        scalars.contains("clamp") && !scalars["clamp"].is_none()
-            ? std::optional<double>(scalars["clamp"].cast<double>()) : std::nullopt;
-    params = leaky::bindings::BiasActParams(act, Scalar(scalars, "alpha", leaky::bindings::DefaultAlpha(act)),
-                                            Scalar(scalars, "gain", leaky::bindings::DefaultGain(act)),
-                                            clamp);
-  } catch (const std::invalid_argument& e) {
-    throw py::value_error(e.what());
+  a.dropout = {Scalar(scalars, "dropout_p", 0.5), a.rrelu.seed, a.rrelu.offset};
+  // The second output: the per-channel sums, RReLU's noise or the mask.
+  py::array second;
+  bool has_second = true;
+  if (backward && channel_op) {
+    second = py::array(x.dtype(), std::vector<py::ssize_t>{static_cast<py::ssize_t>(channels)});
+  } else if (op == "rrelu" && !backward) {
+    second = ZerosLike(x);
+  } else if (op == "bias_act_dropout" && !backward) {
+    py::array_t<uint8_t> mask(static_cast<py::ssize_t>((n + 7) / 8));
+    std::memset(mask.mutable_data(), 0, static_cast<size_t>(mask.nbytes()));
+    second = mask;
+  } else {
+    has_second = false;
   }
-  const void* bias = side.size() ? side.data() : nullptr;
-  if (op == "bias_act") {
-    leaky::numpy::Check(
-        backward ? leaky_cl_bias_act_backward(d, dtype, outer, channels, inner, src0, in[1].data(),
-                                              bias, out.mutable_data(), sums.mutable_data(),
-                                              &params, &request, nullptr)
-                 : leaky_cl_bias_act_forward(d, dtype, outer, channels, inner, src0, bias,
-                                             out.mutable_data(), &params, &request, nullptr));
-    return backward ? py::make_tuple(out, sums) : py::make_tuple(out);
-  }
-  const double p = Scalar(scalars, "dropout_p", 0.5);
-  if (backward) {
+  if (has_second) a.second = second.mutable_data();
+  if (op == "bias_act_dropout" && backward) {
     if (static_cast<size_t>(in[3].size()) != (n + 7) / 8) {
       throw py::value_error("the mask must have (n + 7) / 8 bytes");
     }
-    leaky::numpy::Check(leaky_cl_bias_act_dropout_backward(
-        d, dtype, outer, channels, inner, src0, in[1].data(), bias,
-        static_cast<const uint8_t*>(in[3].data()), out.mutable_data(), sums.mutable_data(), &params,
-        p, &request, nullptr));
-    return py::make_tuple(out, sums);
+    a.mask = static_cast<const uint8_t*>(in[3].data());
   }
-  py::array_t<uint8_t> mask(static_cast<py::ssize_t>((n + 7) / 8));
-  std::memset(mask.mutable_data(), 0, static_cast<size_t>(mask.nbytes()));
-  const leaky_dropout_params dropout{p, scalars.contains("seed") ? scalars["seed"].cast<uint64_t>() : 0,
-                                     scalars.contains("offset") ? scalars["offset"].cast<uint64_t>() : 0};
-  leaky::numpy::Check(leaky_cl_bias_act_dropout_forward(d, dtype, outer, channels, inner, src0, bias,
-                                                        out.mutable_data(), mask.mutable_data(),
-                                                        &params, &dropout, &request, nullptr));
-  return py::make_tuple(out, mask);
+  leaky::numpy::Check(leaky::cl::RunFamily(d, op, backward, a, &request, nullptr));
+  // RReLU's noise in training only.
+  if (!has_second || (op == "rrelu" && !a.rrelu.training)) return py::make_tuple(out);
+  return py::make_tuple(out, second);
 }
 
 // The target facts of the device's own plan request that check_op's plan

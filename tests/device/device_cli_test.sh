@@ -20,6 +20,30 @@ if ! "$leaky" device run --golden "$work/g" --out "$work/out.bin" > "$work/run.t
 fi
 "$leaky" check "$work/out.bin" --golden "$work/g" > "$work/check.txt" || { cat "$work/check.txt"; fail "clean kernel"; }
 grep -q "^PASS" "$work/check.txt" || fail "no PASS"
+# Every op of the family on the device, forward and backward: the first
+# output to --out, the others beside it, and `leaky check` on all of them.
+for op in relu elu prelu rrelu bias_act bias_act_dropout; do
+  for direction in forward backward; do
+    g=$work/fam-$op-$direction
+    "$leaky" golden --op "$op" --direction "$direction" --dtype f32 --elems 8192 --channels 4 \
+      --out "$g" --plan --preset npu --cores 4 --split even --tile-elems 512 > /dev/null \
+      || fail "golden --op $op --direction $direction"
+    "$leaky" device run --golden "$g" --out "$g/out.bin" > "$work/run.txt" 2>&1 \
+      || { cat "$work/run.txt"; fail "device run --op $op $direction"; }
+    # The run says how to check it: that very command, --side and all.
+    command=$(sed -n 's/^check: leaky //p' "$work/run.txt")
+    [ -n "$command" ] || { cat "$work/run.txt"; fail "$op $direction: no check line"; }
+    # shellcheck disable=SC2086
+    "$leaky" $command > "$work/check.txt" || { cat "$work/check.txt"; fail "$op $direction on the device"; }
+    grep -q "^PASS" "$work/check.txt" && ! grep -q "not checked" "$work/check.txt" \
+      || { cat "$work/check.txt"; fail "$op $direction: not every output checked"; }
+  done
+done
+"$leaky" device run --golden "$work/fam-prelu-forward" --out "$work/x.bin" --fault core-offset \
+  > /dev/null 2> "$work/err.txt"
+[ $? = 2 ] && grep -q "are LeakyReLU's; prelu forward runs the library's kernel" "$work/err.txt" \
+  || { cat "$work/err.txt"; fail "--fault on a family op not refused"; }
+[ ! -e "$work/x.bin" ] || fail "a refused run wrote its output"
 # fault -> the finding leaky check must name (single-buffer runs with 1 buffer)
 while read -r fault finding buffers; do
   g=$work/g

@@ -22,6 +22,9 @@
 
 #include "cli_checks.h"
 #include "commands.h"
+#include "family_golden.h"
+#include "family_io.h"
+#include "golden_data.h"
 #include "golden_io.h"
 #include "layout.h"
 #include "leaky/opencl.hpp"
@@ -91,26 +94,31 @@ bool Backward(const Loaded& l) { return l.d.op == "leaky_relu_backward"; }
 // The request the kernel is planned with: golden.json's recorded plan (so
 // `leaky check` maps elements to the same cores and tiles), else the
 // device's own; the flags given here on top.
-leaky_plan_request RequestFor(leaky_cl_device* device, const DeviceSettings& s, const Loaded& l) {
+leaky_plan_request RequestFor(leaky_cl_device* device, const DeviceSettings& s,
+                              const std::optional<PlanOptions>& recorded, leaky_dtype dtype,
+                              uint64_t n, bool backward) {
   PlanOptions flags;
   flags.cores = s.cores;
   flags.tile_elems = s.tile_elems;
   flags.buffers = s.buffers;
   leaky_plan_request request;
-  if (l.recorded) {
-    PlanOptions plan = *l.recorded;
-    plan.op = Backward(l) ? "backward" : "forward";
-    request = MakePlanRequest(plan, l.d.dtype, l.d.elements);
+  if (recorded) {
+    PlanOptions plan = *recorded;
+    plan.op = backward ? "backward" : "forward";
+    request = MakePlanRequest(plan, dtype, n);
     flags.split = s.split.empty() ? plan.split : s.split;
   } else {
-    if (leaky_cl_plan_request(device, l.d.dtype, l.d.elements, Backward(l) ? 3 : 2, &request) !=
-        LEAKY_OK) {
+    if (leaky_cl_plan_request(device, dtype, n, backward ? 3 : 2, &request) != LEAKY_OK) {
       throw std::runtime_error(leaky::toolkit::LastErrorForUser());
     }
     flags.split = s.split.empty() ? "granule" : s.split;
   }
   ApplyPlanOverrides(flags, &request);
   return request;
+}
+
+leaky_plan_request RequestFor(leaky_cl_device* device, const DeviceSettings& s, const Loaded& l) {
+  return RequestFor(device, s, l.recorded, l.d.dtype, l.d.elements, Backward(l));
 }
 
 using Device = leaky::cl::Device;
@@ -139,7 +147,96 @@ leaky_status Launch(leaky_cl_device* device, const Loaded& l, const leaky_plan_r
                                      l.d.negative_slope, &request, profile);
 }
 
+// The output file of a family op's other output: beside --out, the name
+// added to its stem (y.bin -> y_noise.bin).
+std::string SideFile(const std::string& out, const std::string& name) {
+  const std::filesystem::path p(out);
+  return (p.parent_path() / (p.stem().string() + "_" + name + p.extension().string())).string();
+}
+
+// An op of leaky/family.h besides LeakyReLU (golden.json in the family's
+// format): its first output to --out, the others beside it.
+int RunFamilyDevice(const DeviceSettings& s, const std::string& text) {
+  nlohmann::json recorded_json;
+  const FamilyProblem p = ReadFamilyGolden(s.golden_dir, text, &recorded_json);
+  const std::string what = p.op + " " + (p.backward ? "backward" : "forward");
+  if (s.fault != "none" || !s.kernel.empty() || !s.build_options.empty()) {
+    throw UsageError("--fault, --kernel and --build-options are LeakyReLU's; " + what +
+                     " runs the library's kernel");
+  }
+  std::optional<PlanOptions> recorded;
+  if (!recorded_json.is_null()) {
+    try {
+      recorded = PlanOptions::FromJson(recorded_json);
+    } catch (const std::invalid_argument& e) {
+      throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
+    }
+  }
+  Device device = Open(s, LEAKY_CL_FAULT_NONE);
+  const leaky_plan_request request =
+      RequestFor(device.get(), s, recorded, p.dtype, p.elements(), p.backward);
+  std::vector<std::vector<uint8_t>> in;
+  auto bytes = [](const Operand& o) {
+    return ToBytes(o.mask ? size_t{1} : DtypeBytes(o.dtype), o.bits);
+  };
+  auto input = [&](const char* name) -> const void* {
+    const Operand* o = FindOperand(p.inputs, name);
+    if (!o) return nullptr;
+    in.push_back(bytes(*o));
+    return in.back().data();
+  };
+  in.reserve(p.inputs.size());
+  std::vector<std::vector<uint8_t>> out;  // what a kernel never writes stays 0
+  for (const Operand& o : p.golden) out.emplace_back(bytes(o).size(), 0);
+  const FamilyScalars& k = p.scalars;
+  leaky::cl::FamilyArgs a;
+  a.dtype = p.dtype;
+  a.outer = p.outer;
+  a.channels = p.channels;
+  a.inner = p.inner;
+  a.x = FindOperand(p.inputs, "x") ? input("x") : input("saved");
+  a.dy = input("dy");
+  a.side = p.op == "prelu" ? input("weight") : input("bias");
+  a.mask = static_cast<const uint8_t*>(input("mask"));
+  a.out = out[0].data();
+  a.second = out.size() > 1 ? out[1].data() : nullptr;
+  a.alpha = k.alpha;
+  a.scale = k.scale;
+  a.input_scale = k.input_scale;
+  a.rrelu = {k.lower, k.upper, k.training ? 1 : 0, k.seed, k.offset};
+  a.bias_act = {k.act, k.act_alpha, k.gain, k.clamp};
+  a.dropout = {k.dropout_p, k.seed, k.offset};
+  leaky_cl_profile profile{};
+  if (leaky::cl::RunFamily(device.get(), p.op, p.backward, a, &request, &profile) != LEAKY_OK) {
+    throw std::runtime_error(leaky::toolkit::LastErrorForUser());
+  }
+  WriteFile(s.out, out[0].data(), out[0].size());
+  std::string sides;
+  for (size_t i = 1; i < out.size(); ++i) {
+    const std::string file = SideFile(s.out, p.golden[i].name);
+    WriteFile(file, out[i].data(), out[i].size());
+    sides += " --side " + p.golden[i].name + "=" + file;
+  }
+  const leaky_tiling& t = profile.tiling;
+  std::printf(
+      "%s: %s, %llu %s elements on %u work-groups (%s split, %llu-element tiles, %u "
+      "buffer(s)) in %.0f us -> %s\n",
+      leaky_cl_device_name(device.get()), what.c_str(),
+      static_cast<unsigned long long>(p.elements()), DtypeName(p.dtype), t.cores_used,
+      SplitName(t.split), static_cast<unsigned long long>(t.tile_length), t.buffer_count,
+      profile.kernel_ns / 1e3, s.out.c_str());
+  std::printf("check: leaky check %s --golden %s%s\n", s.out.c_str(), s.golden_dir.c_str(),
+              sides.c_str());
+  return 0;
+}
+
 int RunDevice(const DeviceSettings& s) {
+  {
+    const std::vector<uint8_t> text =
+        ReadFile((std::filesystem::path(s.golden_dir) / "golden.json").string(), 1 << 20);
+    const std::string json(text.begin(), text.end());
+    if (IsFamilyGolden(json)) return RunFamilyDevice(s, json);
+  }
   const Loaded l = Load(s);
   Device device = Open(s, kFaults.at(s.fault));
   const leaky_plan_request request = RequestFor(device.get(), s, l);
