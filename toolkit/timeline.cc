@@ -62,31 +62,98 @@ double NiceStep(double span, int ticks) {
   return 10 * power;
 }
 
+// Cores whose tiles run at the very same times (an even split's equal
+// shares): one row each, in the order of their first core.
+struct CoreGroup {
+  std::vector<uint32_t> cores;  // ascending
+  double end = 0;
+};
+
+std::vector<CoreGroup> GroupAlike(const Timeline& timeline) {
+  std::vector<CoreGroup> groups;
+  auto alike = [](const CoreTimeline& a, const CoreTimeline& b) {
+    if (a.tiles.size() != b.tiles.size()) return false;
+    for (size_t i = 0; i < a.tiles.size(); ++i) {
+      const TileTimes &x = a.tiles[i], &y = b.tiles[i];
+      if (x.copy_in.start != y.copy_in.start || x.copy_in.end != y.copy_in.end ||
+          x.compute.start != y.compute.start || x.compute.end != y.compute.end ||
+          x.copy_out.start != y.copy_out.start || x.copy_out.end != y.copy_out.end) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (uint32_t c = 0; c < timeline.cores.size(); ++c) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const CoreGroup& g) {
+      return alike(timeline.cores[g.cores.front()], timeline.cores[c]);
+    });
+    if (it == groups.end()) {
+      groups.push_back({{c}, timeline.cores[c].end});
+    } else {
+      it->cores.push_back(c);
+    }
+  }
+  return groups;
+}
+
+// "core 7", "cores 0-46 (47 alike)", "cores 1, 5, 9 (3 alike)",
+// "12 cores alike (0, 2, 4, ...)".
+std::string GroupLabel(const std::vector<uint32_t>& cores) {
+  if (cores.size() == 1) return "core " + std::to_string(cores[0]);
+  const std::string count = std::to_string(cores.size());
+  if (cores.back() - cores.front() + 1 == cores.size()) {
+    return "cores " + std::to_string(cores.front()) + "-" + std::to_string(cores.back()) + " (" +
+           count + " alike)";
+  }
+  if (cores.size() <= 3) {
+    std::string list;
+    for (uint32_t c : cores) list += (list.empty() ? "" : ", ") + std::to_string(c);
+    return "cores " + list + " (" + count + " alike)";
+  }
+  return count + " cores alike (" + std::to_string(cores[0]) + ", " + std::to_string(cores[1]) +
+         ", ...)";
+}
+
+// A time in the axis's unit: "2931 ns", or "2.931 us" past 10,000 ns.
+std::string TimeText(double ns, bool micro) {
+  char text[48];
+  if (micro) {
+    std::snprintf(text, sizeof(text), "%.4g \xc2\xb5s", ns / 1000);
+  } else {
+    std::snprintf(text, sizeof(text), "%.0f ns", ns);
+  }
+  return text;
+}
+
 }  // namespace
 
 std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint32_t max_cores) {
   const uint32_t total = static_cast<uint32_t>(timeline.cores.size());
-  // The slowest cores set the time: when not all fit, those are drawn
-  // (the slowest always), in core order, and the caption counts the rest.
-  std::vector<uint32_t> shown(total);
-  for (uint32_t i = 0; i < total; ++i) shown[i] = i;
-  if (total > max_cores) {
-    std::stable_sort(shown.begin(), shown.end(), [&](uint32_t a, uint32_t b) {
-      return timeline.cores[a].end > timeline.cores[b].end;
+  // Tied cores share a row; the slowest rows set the time: when not all
+  // fit, those are drawn (the slowest always), in core order, and the
+  // caption counts the cores left out.
+  std::vector<CoreGroup> groups = GroupAlike(timeline);
+  if (groups.size() > max_cores) {
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const CoreGroup& a, const CoreGroup& b) { return a.end > b.end; });
+    groups.resize(max_cores);
+    std::sort(groups.begin(), groups.end(), [](const CoreGroup& a, const CoreGroup& b) {
+      return a.cores.front() < b.cores.front();
     });
-    shown.resize(max_cores);
-    std::sort(shown.begin(), shown.end());
   }
-  const double width = 960, left = 120, right = 30, lane = 10, row = 3 * lane + 8, top = 66;
+  uint32_t drawn = 0;
+  for (const CoreGroup& g : groups) drawn += static_cast<uint32_t>(g.cores.size());
+  const double width = 960, left = 150, right = 30, lane = 10, row = 3 * lane + 8, top = 66;
   const double plot_width = width - left - right;
   const double span = timeline.makespan > 0 ? timeline.makespan : 1;
-  // Microseconds once the labels would need five digits of nanoseconds.
+  // Microseconds once the labels would need five digits of nanoseconds;
+  // the title's time in the same unit.
   const bool micro = span >= 10000;
   const double unit = micro ? 1000 : 1;
   const double step = NiceStep(span / unit, 8) * unit;
   const double axis_end = std::ceil(span / step - 1e-9) * step;
   const double scale = plot_width / axis_end;
-  const double plot_bottom = top + static_cast<double>(shown.size()) * row;
+  const double plot_bottom = top + static_cast<double>(groups.size()) * row;
   const double height = plot_bottom + 44;
   std::string svg;
   char buffer[768];
@@ -95,13 +162,16 @@ std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint
                 "viewBox=\"0 0 %.0f %.0f\" font-family=\"sans-serif\" font-size=\"11\">\n"
                 "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
                 "<text x=\"8\" y=\"18\" font-size=\"13\" font-weight=\"bold\">%s</text>\n",
-                width, height, width, height, HtmlEscape(title).c_str());
+                width, height, width, height,
+                HtmlEscape(title + ", " + TimeText(timeline.makespan, micro)).c_str());
   svg += buffer;
-  std::string caption =
-      total > shown.size() ? std::to_string(shown.size()) + " slowest of " + std::to_string(total) +
-                                 " cores drawn; " + std::to_string(total - shown.size()) + " of " +
-                                 std::to_string(total) + " cores not drawn (the fastest)"
-                           : "all " + std::to_string(total) + " cores drawn";
+  std::string caption = drawn < total ? std::to_string(total - drawn) + " of " +
+                                            std::to_string(total) + " cores not drawn (the fastest)"
+                                      : "all " + std::to_string(total) + " cores drawn";
+  if (groups.size() < drawn) {
+    caption += ", " + std::to_string(drawn) + " in " + std::to_string(groups.size()) +
+               " row(s): cores whose tiles run at the same times share one";
+  }
   caption += "; the slowest, core " + std::to_string(timeline.slowest_core) + ", sets the time (" +
              std::to_string(timeline.buffers) + " buffer(s))";
   std::snprintf(buffer, sizeof(buffer), "<text x=\"8\" y=\"34\" fill=\"#444\">%s</text>\n",
@@ -138,26 +208,46 @@ std::string TimelineSvg(const Timeline& timeline, const std::string& title, uint
                 "</g>\n",
                 left + plot_width / 2, plot_bottom + 34, micro ? "\xc2\xb5s" : "ns");
   svg += buffer;
-  for (size_t k = 0; k < shown.size(); ++k) {
-    const CoreTimeline& core = timeline.cores[shown[k]];
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const CoreTimeline& core = timeline.cores[groups[k].cores.front()];
     const double y = top + static_cast<double>(k) * row;
-    const bool slowest = core.core == timeline.slowest_core;
-    std::snprintf(buffer, sizeof(buffer), "<text x=\"8\" y=\"%.1f\"%s>core %u%s</text>\n",
-                  y + 2 * lane, slowest ? " font-weight=\"bold\"" : "", core.core,
-                  slowest ? " (slowest)" : "");
+    const bool slowest = std::find(groups[k].cores.begin(), groups[k].cores.end(),
+                                   timeline.slowest_core) != groups[k].cores.end();
+    std::snprintf(buffer, sizeof(buffer), "<text x=\"8\" y=\"%.1f\"%s>%s%s</text>\n", y + 2 * lane,
+                  slowest ? " font-weight=\"bold\"" : "",
+                  HtmlEscape(GroupLabel(groups[k].cores)).c_str(), slowest ? " (slowest)" : "");
     svg += buffer;
-    for (const TileTimes& tile : core.tiles) {
-      const Span spans[] = {tile.copy_in, tile.compute, tile.copy_out};
-      for (int s = 0; s < 3; ++s) {
+    const std::string who = GroupLabel(groups[k].cores);
+    for (int s = 0; s < 3; ++s) {
+      // Tiles thinner than two pixels with less than a pixel between them
+      // are drawn as one block (at a thousand tiles a core, one rectangle
+      // each washed out into hatching), its tooltip naming the tiles.
+      auto lane_span = [&](const TileTimes& t) {
+        return s == 0 ? t.copy_in : s == 1 ? t.compute : t.copy_out;
+      };
+      for (size_t i = 0; i < core.tiles.size();) {
+        size_t j = i + 1;
+        Span block = lane_span(core.tiles[i]);
+        while (j < core.tiles.size()) {
+          const Span next = lane_span(core.tiles[j]);
+          const bool thin =
+              (block.end - block.start) * scale < 2 || (next.end - next.start) * scale < 2;
+          if (!thin || (next.start - block.end) * scale >= 1) break;
+          block.end = next.end;
+          ++j;
+        }
+        const std::string tiles = j == i + 1 ? "tile " + std::to_string(core.tiles[i].tile)
+                                             : "tiles " + std::to_string(core.tiles[i].tile) + "-" +
+                                                   std::to_string(core.tiles[j - 1].tile);
         std::snprintf(buffer, sizeof(buffer),
                       "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" "
-                      "stroke=\"white\" stroke-width=\"0.5\"><title>core %u tile %llu %s: "
+                      "stroke=\"white\" stroke-width=\"0.5\"><title>%s %s %s: "
                       "%.1f-%.1f ns</title></rect>\n",
-                      left + spans[s].start * scale, y + s * lane,
-                      std::max(0.5, (spans[s].end - spans[s].start) * scale), lane - 1, colors[s],
-                      core.core, static_cast<unsigned long long>(tile.tile), names[s],
-                      spans[s].start, spans[s].end);
+                      left + block.start * scale, y + s * lane,
+                      std::max(0.5, (block.end - block.start) * scale), lane - 1, colors[s],
+                      HtmlEscape(who).c_str(), tiles.c_str(), names[s], block.start, block.end);
         svg += buffer;
+        i = j;
       }
     }
   }

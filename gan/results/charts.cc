@@ -374,6 +374,10 @@ std::string TrainingCharts(const Results& results, const toolkit::VegaScripts& s
   }
   const json colour = ColourScale(panels);
   const int columns = std::min<int>(4, static_cast<int>(panels.size()));
+  // Panels share about 1,000 pixels of a laptop's window (the legend and
+  // the axes take the rest): two panels are not two small squares at the
+  // left of an empty page.
+  const int panel_width = std::min(360, 1000 / std::max(1, columns) - 50);
   std::string html = "<p class=\"note\">" + Caption(results, panels) + "</p>";
   int index = 0;
   for (const Measure& m : measures) {
@@ -395,8 +399,8 @@ std::string TrainingCharts(const Results& results, const toolkit::VegaScripts& s
                          {"title", nullptr},
                          {"header", {{"labelFontSize", 12}, {"labelFontWeight", "bold"}}}}},
                        {"spec",
-                        {{"width", 200},
-                         {"height", 120},
+                        {{"width", panel_width},
+                         {"height", 140},
                          {"layer", PanelLayers(m.y_title, y, colour, m.points, Seeds(results))}}}};
     html += toolkit::VegaChart(scripts, "training-" + std::to_string(index++), spec);
   }
@@ -422,9 +426,14 @@ std::string LayerCharts(const Results& results, const toolkit::VegaScripts& scri
               &rows, &values);
     }
     if (rows.empty()) continue;
-    YScale y = ChooseY(values, false);
-    y.scale = {{"domain", {0, 1}}};  // fractions: one scale for every panel
-    y.note.clear();
+    // Fractions from 0, one scale for every panel, its top fitted to the
+    // largest value (rounded up to a tenth): the whole 0-1 range only
+    // when the values reach past 0.9 (a fixed 0-1 axis pressed the
+    // curves of a run whose fractions stay under 0.3 against the floor).
+    YScale y;
+    double top = 0;
+    for (const auto& v : values) top = std::max(top, v.first);
+    y.scale = {{"domain", {0, std::min(1.0, std::max(0.1, std::ceil(top * 10 - 1e-9) / 10))}}};
     const json spec = {
         {"title", {{"text", title}, {"anchor", "start"}, {"fontSize", 14}}},
         {"data", {{"values", rows}}},
@@ -442,8 +451,8 @@ std::string LayerCharts(const Results& results, const toolkit::VegaScripts& scri
             {"title", nullptr},
             {"header", {{"labelFontWeight", "bold"}}}}}}},
         {"spec",
-         {{"width", 150},
-          {"height", 80},
+         {{"width", 200},
+          {"height", 90},
           {"layer", PanelLayers("fraction", y, colour, false, Seeds(results))}}}};
     html += toolkit::VegaChart(scripts, "layers-" + std::to_string(index++), spec);
   }

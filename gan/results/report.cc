@@ -67,6 +67,8 @@ std::string SummaryTable(const Results& results) {
   return out.str();
 }
 
+}  // namespace
+
 // What the run found, in words, before any table: which variant reached
 // the better final sample quality (FCD on images, lower is better; modes
 // covered on ring8) and whether the seeds can tell. With fewer than 3 seeds
@@ -93,7 +95,13 @@ std::string Headline(const Results& results) {
   const int steps = results.study.steps;
   out << "<p class=\"headline\"><b>What this run found.</b> ";
   const std::string measure = images ? "final FCD (lower is better)" : "modes covered (more is better)";
-  out << "By " << measure << ", " << HtmlEscape(best->plan.name) << " did best: ";
+  const double best_mean = best->summary.at(key).mean;
+  const bool tie = std::all_of(measured.begin(), measured.end(), [&](const VariantResults* v) {
+    return v->summary.at(key).mean == best_mean;
+  });
+  out << "By " << measure << ", "
+      << (tie ? std::string("the variants tie") : HtmlEscape(best->plan.name) + " did best")
+      << ": ";
   size_t fewest = SIZE_MAX;
   for (const VariantResults* v : measured) {
     fewest = std::min(fewest, v->runs.size());
@@ -101,6 +109,15 @@ std::string Headline(const Results& results) {
         << Number(v->summary.at(key).mean, images ? "%.0f" : "%.3g");
   }
   out << ". ";
+  if (!images && best_mean == 0) {
+    // A mode counts once 1% of the samples land within 3 standard
+    // deviations of its centre (Ring8Quality): none does before the
+    // generator has spread out to the ring.
+    out << "No variant covers any of the 8 modes yet (a mode counts once 1% of the samples land "
+           "within 3 standard deviations of its centre): after "
+        << steps << " steps the generator has not reached the ring, which takes thousands of "
+        << "steps (docs/gan-lab.md, ring8). ";
+  }
   if (fewest < 3) {
     out << "With " << fewest << (fewest == 1 ? " seed" : " seeds") << " of " << steps
         << " steps per variant this cannot tell which activation trains the better generator: "
@@ -120,6 +137,8 @@ std::string Headline(const Results& results) {
   out << "</p>";
   return out.str();
 }
+
+namespace {
 
 // The final per-layer values, a labelled column per layer of D, each
 // layer's activation named in the variant's row.

@@ -18,6 +18,11 @@ namespace leaky::gan {
 std::string RenderReport(const Results& results, const std::string& run_dir,
                          const toolkit::VegaScripts& scripts);
 
+// The report's first paragraph: which variant did best on the final
+// sample quality (images: FCD; ring8: modes covered), or that they tie,
+// and whether the seeds can tell ("" when no variant measured it).
+std::string Headline(const Results& results);
+
 // The claims' section: their table, folded to one line when no claim has a
 // verdict (fewer than 3 seeds).
 std::string ClaimsSection(const std::vector<Claim>& claims);

@@ -420,6 +420,23 @@ TEST(Report, ClaimsWithoutVerdictsFoldToOneLine) {
   EXPECT_EQ(table.find("none with a verdict"), std::string::npos);
 }
 
+// The headline says a tie is a tie, and why a ring8 run covers no mode.
+TEST(Report, HeadlineSaysTiesAndWhyNoModeIsCovered) {
+  Results ring = ArticleStudy(1);
+  ring.study.dataset = "ring8";
+  ring.study.steps = 1000;
+  for (VariantResults& v : ring.variants) v.summary["modes_covered"] = Summary{0, 0, 0, 0, 0, 0, 1};
+  const std::string none = Headline(ring);
+  EXPECT_NE(none.find("the variants tie: relu 0, lrelu:0.2 0, prelu 0."), std::string::npos)
+      << none;
+  EXPECT_NE(none.find("No variant covers any of the 8 modes yet"), std::string::npos) << none;
+  EXPECT_NE(none.find("after 1000 steps"), std::string::npos) << none;
+  ring.variants[1].summary["modes_covered"] = Summary{3, 0, 0, 0, 0, 0, 1};
+  const std::string some = Headline(ring);
+  EXPECT_NE(some.find("lrelu:0.2 did best"), std::string::npos) << some;
+  EXPECT_EQ(some.find("No variant covers"), std::string::npos) << some;
+}
+
 // One Holm family per study: with both norm settings, ten claims share it,
 // so a p that passes alone in five can fail in ten.
 TEST(RegisteredClaims, OneFamilyAcrossNormSettings) {

@@ -574,6 +574,31 @@ TEST(Timeline, MatchesHandComputedPipelines) {
   EXPECT_NE(svg.find("core 0 tile 2 copy-in: 6.0-8.0 ns"), std::string::npos);
 }
 
+// Cores whose tiles run at the same times share one row; tiles thinner
+// than two pixels are drawn as blocks; the title's time is in the axis's
+// unit.
+TEST(Timeline, TiedCoresShareARowAndThinTilesMerge) {
+  PlanOptions options;
+  options.preset = "npu";
+  options.cores = 4;
+  options.split = "even";
+  options.tile_elems = 100;
+  const Layout l = MakeLayout(options, LEAKY_F16, 400000);  // 1,000 tiles per core
+  const Timeline t = ModelTimeline(l, 2, 10.0, 5.0);
+  const std::string svg = TimelineSvg(t, "tied", 16);
+  EXPECT_NE(svg.find("all 4 cores drawn, 4 in 1 row(s)"), std::string::npos);
+  EXPECT_NE(svg.find(">cores 0-3 (4 alike) (slowest)</text>"), std::string::npos);
+  size_t rects = 0;
+  for (size_t at = svg.find("<rect"); at != std::string::npos; at = svg.find("<rect", at + 1))
+    ++rects;
+  EXPECT_LT(rects, 100u);  // 3 lanes x 1,000 tiles drawn one by one: 3,000
+  EXPECT_NE(svg.find("cores 0-3 (4 alike) tiles 0-"), std::string::npos);
+  char title[64];
+  std::snprintf(title, sizeof(title), "tied, %.4g \xc2\xb5s</text>", t.makespan / 1000);
+  ASSERT_GE(t.makespan, 10000);
+  EXPECT_NE(svg.find(title), std::string::npos) << svg.substr(0, 600);
+}
+
 TEST(GoldenIo, RejectsBadDescriptionsAndSizes) {
   EXPECT_THROW(DescriptionFromJson("{"), GoldenError);
   EXPECT_THROW(DescriptionFromJson("[]"), GoldenError);

@@ -111,9 +111,9 @@ json BuildReport(const PlanSettings& s) {
     report["timeline"]["speedup_two_over_one"] =
         twice.makespan > 0 ? single.makespan / twice.makespan : 1.0;
     if (!s.svg.empty()) {
+      // TimelineSvg adds the modelled time, in its axis's unit.
       const std::string title = "leaky plan: " + std::to_string(n) + " x " + s.dtype + ", " +
-                                l.split + " split, " + std::to_string(l.buffers) + " buffer(s), " +
-                                std::to_string(static_cast<long long>(chosen.makespan)) + " ns";
+                                l.split + " split, " + std::to_string(l.buffers) + " buffer(s)";
       const std::string svg = TimelineSvg(chosen, title, 16);
       WriteFile(s.svg, svg.data(), svg.size());
     }
