@@ -82,7 +82,7 @@ void WriteFamilyGolden(const std::string& dir, const FamilyProblem& p, const Fam
   WriteFile((std::filesystem::path(dir) / "golden.json").string(), text.data(), text.size());
 }
 
-FamilyProblem ReadFamilyGolden(const std::string& dir, const std::string& json_text, json* plan) {
+FamilyProblem FamilyFromJson(const std::string& json_text, json* plan) {
   const json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object()) throw GoldenError("golden.json must hold a JSON object");
   auto text = [&](const char* key) {
@@ -125,12 +125,19 @@ FamilyProblem ReadFamilyGolden(const std::string& dir, const std::string& json_t
     throw GoldenError("golden.json: " + p.op + " has no channels: shape must be [1, 1, elements]");
   }
   *plan = j.contains("plan") ? j["plan"] : json();
-  if (!plan->is_null() && !plan->is_object())
+  if (!plan->is_null() && !plan->is_object()) {
     throw GoldenError("golden.json: plan must be an object");
+  }
+  return p;
+}
+
+FamilyProblem ReadFamilyGolden(const std::string& dir, const std::string& json_text, json* plan) {
+  FamilyProblem p = FamilyFromJson(json_text, plan);
   const FamilyRow& row = FindFamilyRow(p.op, p.backward);
   const std::filesystem::path base(dir);
-  for (const std::string& name : row.inputs)
+  for (const std::string& name : row.inputs) {
     p.inputs.push_back(Read((base / (name + ".bin")).string(), name, p));
+  }
   for (const std::string& name : row.outputs) {
     p.golden.push_back(Read((base / ("golden_" + name + ".bin")).string(), name, p));
   }

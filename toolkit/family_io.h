@@ -24,6 +24,9 @@ void WriteFamilyGolden(const std::string& dir, const FamilyProblem& p, const Fam
 // receives the recorded plan options (null when none).
 FamilyProblem ReadFamilyGolden(const std::string& dir, const std::string& json_text,
                                nlohmann::json* plan);
+// golden.json's text alone: the problem without its operands (the part of
+// ReadFamilyGolden the fuzzer feeds).
+FamilyProblem FamilyFromJson(const std::string& json_text, nlohmann::json* plan);
 // A kernel's output file as an operand like `like` (its dtype, or the
 // mask's bytes); any whole number of elements up to `max_elements`.
 Operand ReadFamilyOutput(const std::string& path, const Operand& like, uint64_t max_elements);

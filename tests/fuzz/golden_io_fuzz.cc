@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "family_io.h"
 #include "golden_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -14,6 +15,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const GoldenDescription d = DescriptionFromJson(text);
     (void)DescriptionToJson(d);
+  } catch (const GoldenError&) {
+  }
+  // A family op's golden.json (leaky golden --op): the description alone.
+  try {
+    nlohmann::json plan;
+    const FamilyProblem p = FamilyFromJson(text, &plan);
+    (void)p.elements();
   } catch (const GoldenError&) {
   }
   // The same bytes as an array of each dtype, with counts around the true one.
