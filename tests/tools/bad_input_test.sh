@@ -137,6 +137,10 @@ refused 2 "the output $work/fam/weight.bin holds 4 elements; prelu backward's dx
   "$leaky" check "$work/fam/weight.bin" --golden "$work/fam"
 refused 2 "--side is for the family's other outputs; this golden is LeakyReLU's" \
   "$leaky" check "$work/g/golden.bin" --golden "$work/g" --side dweight=x
+# A family golden whose recorded plan is malformed: golden.json named.
+mkdir -p "$work/famplan" && cp "$work/fam/"*.bin "$work/famplan/"
+sed 's/"scalars"/"plan": {"cores": "many"}, "scalars"/' "$work/fam/golden.json" > "$work/famplan/golden.json"
+refused 2 "golden.json: malformed plan:" "$leaky" check "$work/fam/golden_dx.bin" --golden "$work/famplan"
 # 4b. 8-bit data: each quantization flag checked against the --dtype and its
 # range, before a file is written; golden.json's 8-bit fields too.
 g8=(golden --out "$work/new")

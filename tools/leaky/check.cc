@@ -45,13 +45,8 @@ std::string Text(const std::filesystem::path& path) {
 // here may repeat it, never change it (the same output would otherwise be
 // diagnosed against another split). Without a recorded plan, the flags.
 std::optional<PlanOptions> PlanOf(const CheckSettings& s, const nlohmann::json& recorded) {
-  std::optional<PlanOptions> plan;
-  if (!recorded.is_null()) {
-    try {
-      plan = PlanOptions::FromJson(recorded);
-    } catch (const std::invalid_argument& e) {
-      throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
-    }
+  std::optional<PlanOptions> plan = RecordedPlan(recorded);
+  if (plan) {
     for (const std::string& flag : s.plan_flags) {
       const std::string given = PlanOptionValue(s.plan, flag),
                         recorded_value = PlanOptionValue(*plan, flag);

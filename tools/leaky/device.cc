@@ -28,6 +28,7 @@
 #include "golden_io.h"
 #include "layout.h"
 #include "leaky/opencl.hpp"
+#include "plan_flags.h"
 #include "plan_options.h"
 #include "timeline.h"
 #include "user_message.h"
@@ -79,13 +80,7 @@ Loaded Load(const DeviceSettings& s) {
     l.dy = ReadFile((dir / "dy.bin").string(), bytes);
     if (l.dy.size() != bytes) throw GoldenError("dy.bin is not " + std::to_string(bytes) + " bytes");
   }
-  if (!l.d.plan.is_null()) {
-    try {
-      l.recorded = PlanOptions::FromJson(l.d.plan);
-    } catch (const std::invalid_argument& e) {
-      throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
-    }
-  }
+  l.recorded = RecordedPlan(l.d.plan);
   return l;
 }
 
@@ -164,14 +159,7 @@ int RunFamilyDevice(const DeviceSettings& s, const std::string& text) {
     throw UsageError("--fault, --kernel and --build-options are LeakyReLU's; " + what +
                      " runs the library's kernel");
   }
-  std::optional<PlanOptions> recorded;
-  if (!recorded_json.is_null()) {
-    try {
-      recorded = PlanOptions::FromJson(recorded_json);
-    } catch (const std::invalid_argument& e) {
-      throw GoldenError(std::string("golden.json: malformed plan: ") + e.what());
-    }
-  }
+  const std::optional<PlanOptions> recorded = RecordedPlan(recorded_json);
   Device device = Open(s, LEAKY_CL_FAULT_NONE);
   const leaky_plan_request request =
       RequestFor(device.get(), s, recorded, p.dtype, p.elements(), p.backward);

@@ -1,6 +1,7 @@
 #include "plan_flags.h"
 
 #include "cli_checks.h"
+#include "golden_io.h"
 
 namespace leaky::cli {
 using namespace leaky::toolkit;  // the toolkit library the commands are made of
@@ -52,6 +53,15 @@ std::vector<std::string> GivenPlanOptions(CLI::App* command) {
     if (command->get_option(name)->count() > 0) given.push_back(name);
   }
   return given;
+}
+
+std::optional<toolkit::PlanOptions> RecordedPlan(const nlohmann::json& recorded) {
+  if (recorded.is_null()) return std::nullopt;
+  try {
+    return toolkit::PlanOptions::FromJson(recorded);
+  } catch (const std::invalid_argument& e) {
+    throw toolkit::GoldenError(std::string("golden.json: malformed plan: ") + e.what());
+  }
 }
 
 }  // namespace leaky::cli

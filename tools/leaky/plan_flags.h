@@ -4,6 +4,8 @@
 #define LEAKY_CLI_PLAN_FLAGS_H_
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,9 @@ void AddPlanOptions(CLI::App* command, toolkit::PlanOptions& options, bool with_
 // Whether any of those was given on the command line, and which.
 bool PlanOptionsGiven(CLI::App* command);
 std::vector<std::string> GivenPlanOptions(CLI::App* command);
+// The plan golden.json recorded (`leaky golden --plan`), none when null;
+// a malformed one is a GoldenError naming golden.json.
+std::optional<toolkit::PlanOptions> RecordedPlan(const nlohmann::json& recorded);
 
 }  // namespace leaky::cli
 
