@@ -38,10 +38,6 @@ std::vector<std::string> Names(const char* list) {
 
 std::string Direction(bool backward) { return backward ? "backward" : "forward"; }
 
-std::vector<uint8_t> Bytes(const Operand& o) {
-  return ToBytes(o.mask ? size_t{1} : DtypeBytes(o.dtype), o.bits);
-}
-
 }  // namespace
 
 const std::vector<FamilyRow>& FamilyRows() {
@@ -201,6 +197,19 @@ Operand MakeMask(std::string name, std::vector<uint64_t> bytes) {
   return Operand{std::move(name), LEAKY_F32, true, std::move(bytes), {}};
 }
 
+std::vector<uint8_t> OperandBytes(const Operand& o) {
+  return ToBytes(o.mask ? size_t{1} : DtypeBytes(o.dtype), o.bits);
+}
+
+Operand OperandFromBytes(std::string name, leaky_dtype dtype, bool mask, const uint8_t* data,
+                         size_t size) {
+  const size_t element = mask ? 1 : DtypeBytes(dtype);
+  std::vector<uint64_t> bits(size / element, 0);
+  for (size_t i = 0; i < bits.size(); ++i) std::memcpy(&bits[i], data + i * element, element);
+  return mask ? MakeMask(std::move(name), std::move(bits))
+              : MakeOperand(std::move(name), dtype, std::move(bits));
+}
+
 void ShapeFamilyProblem(FamilyProblem* p, uint64_t elements, uint64_t channels) {
   if (!IsChannelOp(p->op)) {
     p->outer = p->channels = 1;
@@ -230,7 +239,7 @@ Operands RunFamily(const FamilyProblem& p, const FamilyScalars& s, const Operand
   auto ptr = [&](const char* name) -> const void* {
     const Operand* o = FindOperand(inputs, name);
     if (!o) return nullptr;
-    in.push_back(Bytes(*o));
+    in.push_back(OperandBytes(*o));
     return in.back().data();
   };
   in.reserve(8);
@@ -287,14 +296,8 @@ Operands RunFamily(const FamilyProblem& p, const FamilyScalars& s, const Operand
   }
   Operands result;
   for (size_t k = 0; k < out.size(); ++k) {
-    if (row.outputs[k] == "mask") {
-      result.push_back(MakeMask("mask", std::vector<uint64_t>(out[k].begin(), out[k].end())));
-      continue;
-    }
-    std::vector<uint64_t> bits(out[k].size() / bytes, 0);
-    for (size_t e = 0; e < bits.size(); ++e)
-      std::memcpy(&bits[e], out[k].data() + e * bytes, bytes);
-    result.push_back(MakeOperand(row.outputs[k], p.dtype, std::move(bits)));
+    result.push_back(OperandFromBytes(row.outputs[k], p.dtype, row.outputs[k] == "mask",
+                                      out[k].data(), out[k].size()));
   }
   return result;
 }

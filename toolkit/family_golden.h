@@ -68,6 +68,12 @@ const Operand* FindOperand(const Operands& operands, const std::string& name);
 // An operand from its stored patterns (values decoded).
 Operand MakeOperand(std::string name, leaky_dtype dtype, std::vector<uint64_t> bits);
 Operand MakeMask(std::string name, std::vector<uint64_t> bytes);
+// An operand's stored bytes (raw little-endian; the mask's as they are),
+// and an operand from the whole elements of `size` bytes (a trailing
+// partial element is dropped: the callers check sizes).
+std::vector<uint8_t> OperandBytes(const Operand& o);
+Operand OperandFromBytes(std::string name, leaky_dtype dtype, bool mask, const uint8_t* data,
+                         size_t size);
 
 // An op of the family on one problem: the row, the [outer, channels,
 // inner] view (outer = channels = 1 for elementwise ops), the scalars, the

@@ -15,8 +15,6 @@ namespace {
 
 std::string Direction(bool backward) { return backward ? "backward" : "forward"; }
 
-size_t Bytes(const Operand& o) { return o.mask ? 1 : DtypeBytes(o.dtype); }
-
 // Elements of an operand named `name` in p's view.
 uint64_t CountOf(const FamilyProblem& p, const std::string& name) {
   if (name == "weight" || name == "bias" || name == "dweight" || name == "db") return p.channels;
@@ -35,9 +33,12 @@ Operand Read(const std::string& path, const std::string& name, const FamilyProbl
                       std::to_string(on_disk) + " bytes; expected " + std::to_string(count * size));
   }
   const std::vector<uint8_t> bytes = ReadFile(path, count * size);
-  std::vector<uint64_t> bits(count, 0);
-  for (uint64_t i = 0; i < count; ++i) std::memcpy(&bits[i], bytes.data() + i * size, size);
-  return mask ? MakeMask(name, std::move(bits)) : MakeOperand(name, p.dtype, std::move(bits));
+  if (bytes.size() != count * size) {
+    throw GoldenError(std::filesystem::path(path).filename().string() + " holds " +
+                      std::to_string(bytes.size()) + " bytes; expected " +
+                      std::to_string(count * size));
+  }
+  return OperandFromBytes(name, p.dtype, mask, bytes.data(), bytes.size());
 }
 
 }  // namespace
@@ -54,14 +55,14 @@ void WriteFamilyGolden(const std::string& dir, const FamilyProblem& p, const Fam
   if (error) throw GoldenError("cannot create " + dir + ": " + error.message());
   nlohmann::ordered_json files = nlohmann::ordered_json::object();
   auto write = [&](const std::string& file, const Operand& o) {
-    const std::vector<uint8_t> bytes = ToBytes(Bytes(o), o.bits);
+    const std::vector<uint8_t> bytes = OperandBytes(o);
     WriteFile((std::filesystem::path(dir) / file).string(), bytes.data(), bytes.size());
     files[o.name] = file;
   };
   for (const Operand& o : p.inputs) write(o.name + ".bin", o);
   nlohmann::ordered_json outputs = nlohmann::ordered_json::object();
   for (const Operand& o : p.golden) {
-    const std::vector<uint8_t> bytes = ToBytes(Bytes(o), o.bits);
+    const std::vector<uint8_t> bytes = OperandBytes(o);
     WriteFile((std::filesystem::path(dir) / ("golden_" + o.name + ".bin")).string(), bytes.data(),
               bytes.size());
     outputs[o.name] = "golden_" + o.name + ".bin";
@@ -145,16 +146,13 @@ FamilyProblem ReadFamilyGolden(const std::string& dir, const std::string& json_t
 }
 
 Operand ReadFamilyOutput(const std::string& path, const Operand& like, uint64_t max_elements) {
-  const size_t size = Bytes(like);
+  const size_t size = like.mask ? 1 : DtypeBytes(like.dtype);
   const std::vector<uint8_t> bytes = ReadFile(path, max_elements * size);
   if (bytes.size() % size) {
     throw GoldenError(path + " holds " + std::to_string(bytes.size()) +
                       " bytes, not a whole number of " + DtypeName(like.dtype) + " elements");
   }
-  std::vector<uint64_t> bits(bytes.size() / size, 0);
-  for (size_t i = 0; i < bits.size(); ++i) std::memcpy(&bits[i], bytes.data() + i * size, size);
-  return like.mask ? MakeMask(like.name, std::move(bits))
-                   : MakeOperand(like.name, like.dtype, std::move(bits));
+  return OperandFromBytes(like.name, like.dtype, like.mask, bytes.data(), bytes.size());
 }
 
 }  // namespace leaky::toolkit

@@ -177,7 +177,7 @@ FamilyProblem FamilyOf(const std::string& op, const std::string& direction,
 py::list Named(const Operands& operands) {
   py::list out;
   for (const Operand& o : operands) {
-    const std::vector<uint8_t> b = ToBytes(o.mask ? size_t{1} : DtypeBytes(o.dtype), o.bits);
+    const std::vector<uint8_t> b = OperandBytes(o);
     out.append(
         py::make_tuple(o.name, py::bytes(reinterpret_cast<const char*>(b.data()), b.size())));
   }
@@ -219,8 +219,8 @@ std::string FamilyCheck(const std::string& op, const std::string& direction,
     const std::string type = t[0].cast<std::string>(), bytes = t[1].cast<std::string>();
     const Operand& want = p.golden[k];
     if (want.mask) {
-      const auto* b = reinterpret_cast<const unsigned char*>(bytes.data());
-      got.push_back(MakeMask(want.name, std::vector<uint64_t>(b, b + bytes.size())));
+      got.push_back(OperandFromBytes(want.name, want.dtype, true,
+                                     reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
       if (type != "u8") got.back().bits.clear();  // another type: no bytes to compare
       continue;
     }
@@ -232,10 +232,8 @@ std::string FamilyCheck(const std::string& op, const std::string& direction,
         throw py::value_error(want.name + " must have dtype " + DtypeName(want.dtype) + ", not " +
                               type);
     }
-    const size_t size = DtypeBytes(d);
-    std::vector<uint64_t> bits(bytes.size() / size, 0);
-    for (size_t i = 0; i < bits.size(); ++i) std::memcpy(&bits[i], bytes.data() + i * size, size);
-    got.push_back(MakeOperand(want.name, d, std::move(bits)));
+    got.push_back(OperandFromBytes(want.name, d, false,
+                                   reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
   }
   std::optional<Layout> plan;
   if (!plan_json.empty())

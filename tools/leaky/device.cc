@@ -164,18 +164,15 @@ int RunFamilyDevice(const DeviceSettings& s, const std::string& text) {
   const leaky_plan_request request =
       RequestFor(device.get(), s, recorded, p.dtype, p.elements(), p.backward);
   std::vector<std::vector<uint8_t>> in;
-  auto bytes = [](const Operand& o) {
-    return ToBytes(o.mask ? size_t{1} : DtypeBytes(o.dtype), o.bits);
-  };
   auto input = [&](const char* name) -> const void* {
     const Operand* o = FindOperand(p.inputs, name);
     if (!o) return nullptr;
-    in.push_back(bytes(*o));
+    in.push_back(OperandBytes(*o));
     return in.back().data();
   };
   in.reserve(p.inputs.size());
   std::vector<std::vector<uint8_t>> out;  // what a kernel never writes stays 0
-  for (const Operand& o : p.golden) out.emplace_back(bytes(o).size(), 0);
+  for (const Operand& o : p.golden) out.emplace_back(OperandBytes(o).size(), 0);
   const FamilyScalars& k = p.scalars;
   leaky::cl::FamilyArgs a;
   a.dtype = p.dtype;
