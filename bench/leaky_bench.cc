@@ -40,10 +40,12 @@
 #include <regex>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "leaky/eight_bit.h"
+#include "leaky/family.h"
 #include "leaky/leaky.hpp"
 
 extern "C" void omp_set_num_threads(int);
@@ -56,28 +58,54 @@ constexpr double kSlope = 0.2;
 // shrink negatives into subnormals within a few hundred runs.
 constexpr double kInPlaceSlope = 1.0;
 
-// LeakyReLU's three modes, and the forward of two relatives (ELU with
-// alpha 1, ReLU) against oneDNN's same algorithms.
+// LeakyReLU's three modes, the family's other rows (leaky/family.h) and
+// the 8-bit forms.
 enum class Mode {
-  kForward, kForwardInPlace, kBackward, kEluForward, kReluForward,
-  kPreluForward,           // one shared slope (oneDNN's prelu with a broadcast weight)
-  kRreluForward,           // training, no noise output
-  kBiasActDropoutForward,  // f32 [outer, 64 channels, inner]: bias, LeakyReLU(0.2), gain, p = 0.1
-  kQu8Forward,             // LeakyReLU(0.1) on qu8 (eight_bit.h): type "qu8", mode "fwd"
-  kQs8Forward,             // the same on qs8 (zero points shifted by 128): type "qs8", mode "fwd"
-  kQu8Epilogue,            // the conv epilogue: int32 [1, 64 channels, inner] + bias, LeakyReLU,
-                           // per-channel requantization to qu8: type "qu8", mode "epilogue"
+  kForward,
+  kForwardInPlace,
+  kBackward,
+  kFamily,       // a row of leaky/family.h besides LeakyReLU's: Case::row
+  kQu8Forward,   // LeakyReLU(0.1) on qu8 (eight_bit.h): type "qu8", mode "fwd"
+  kQs8Forward,   // the same on qs8 (zero points shifted by 128): type "qs8", mode "fwd"
+  kQu8Epilogue,  // the conv epilogue: int32 [1, 64 channels, inner] + bias, LeakyReLU,
+                 // per-channel requantization to qu8: type "qu8", mode "epilogue"
 };
+
+// The family's rows, from the list itself: a row added to leaky/family.h
+// stops this file's compilation until MakeFamily below calls its op.
+struct FamilyRowName {
+  std::string_view op;
+  bool backward;
+};
+#define LEAKY_BENCH_FAMILY_ROW(op, direction, ...) \
+  FamilyRowName{#op, std::string_view(#direction) == "backward"},
+constexpr FamilyRowName kFamilyRows[] = {LEAKY_FAMILY(LEAKY_BENCH_FAMILY_ROW)};
+#undef LEAKY_BENCH_FAMILY_ROW
+// The ops MakeFamily calls (LeakyReLU's rows are the modes above).
+constexpr std::string_view kFamilyOpsCalled[] = {
+    "leaky_relu", "relu", "elu", "prelu", "rrelu", "bias_act", "bias_act_dropout"};
+constexpr bool EveryFamilyRowCalled() {
+  for (const FamilyRowName& row : kFamilyRows) {
+    if (std::find(std::begin(kFamilyOpsCalled), std::end(kFamilyOpsCalled), row.op) ==
+        std::end(kFamilyOpsCalled)) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(EveryFamilyRowCalled(), "a row of leaky/family.h that MakeFamily does not call");
+
+// A row's mode name: elu_fwd, prelu_bwd, ...
+std::string FamilyModeName(const FamilyRowName& row) {
+  return std::string(row.op) + (row.backward ? "_bwd" : "_fwd");
+}
+
 const char* ModeName(Mode m) {
   switch (m) {
     case Mode::kForward: return "fwd";
     case Mode::kForwardInPlace: return "fwd_inplace";
     case Mode::kBackward: return "bwd";
-    case Mode::kEluForward: return "elu_fwd";
-    case Mode::kReluForward: return "relu_fwd";
-    case Mode::kPreluForward: return "prelu_fwd";
-    case Mode::kRreluForward: return "rrelu_fwd";
-    case Mode::kBiasActDropoutForward: return "bias_act_dropout_fwd";
+    case Mode::kFamily: return "family";
     case Mode::kQu8Forward: return "fwd";
     case Mode::kQs8Forward: return "fwd";
     case Mode::kQu8Epilogue: return "epilogue";
@@ -233,6 +261,7 @@ struct Case {
   Mode mode;
   size_t n;
   int threads;
+  int row = -1;  // Mode::kFamily's row of kFamilyRows
 };
 
 double SlopeFor(const Case& c) { return c.mode == Mode::kForwardInPlace ? kInPlaceSlope : kSlope; }
@@ -254,39 +283,107 @@ const char* TypeName(const Case& c) {
 }
 size_t ElementBytes(const Case& c) { return IsEightBit(c) ? 1 : DtypeBytes(c.dtype); }
 
+// elu_fwd, prelu_bwd, ... for the family's rows; LeakyReLU's fwd,
+// fwd_inplace, bwd; the 8-bit forms' fwd and epilogue.
+std::string ModeOf(const Case& c) {
+  if (c.mode != Mode::kFamily) return ModeName(c.mode);
+  return FamilyModeName(kFamilyRows[c.row]);
+}
+// Whether the case reads two streams of n elements (x and dy).
+bool ReadsTwo(const Case& c) {
+  return c.mode == Mode::kBackward || (c.mode == Mode::kFamily && kFamilyRows[c.row].backward);
+}
+
 std::string Name(const Case& c) {
-  return c.contender + "/" + TypeName(c) + "/" + ModeName(c.mode) + "/" +
-         std::to_string(c.n) + "/" + std::to_string(c.threads);
+  return c.contender + "/" + TypeName(c) + "/" + ModeOf(c) + "/" + std::to_string(c.n) + "/" +
+         std::to_string(c.threads);
+}
+
+// A library call's status: a refused call is an error of the case, never a
+// fast sample.
+void Expect(leaky_status status) {
+  if (status != LEAKY_OK) throw std::runtime_error(leaky_last_error());
+}
+
+// Each row of leaky/family.h as the bench calls it: x is a, dy (and the
+// per-channel operands: its first elements) b, the first output dst. The
+// channel ops view the n elements as [1, 64, n / 64], except PReLU's
+// forward: one shared slope ([1, 1, n]), as oneDNN's broadcast weight.
+// ELU with alpha 1, ReLU and PReLU's forward meet oneDNN's same algorithms;
+// RReLU and dropout train (seed 1), dropout with p = 0.1.
+Runner MakeFamily(const Case& c, char* a, char* b, char* dst, const leaky_options& options) {
+  const FamilyRowName row = kFamilyRows[c.row];
+  const leaky_dtype t = c.dtype;
+  const size_t n = c.n;
+  constexpr size_t kChannels = 64;
+  const size_t inner = n / kChannels;
+  const bool channels =
+      row.op == "bias_act" || row.op == "bias_act_dropout" || (row.op == "prelu" && row.backward);
+  if (channels && n % kChannels != 0) return nullptr;
+  // db, dweight (f64 at most) and the dropout's mask, kept by each runner.
+  auto side = std::make_shared<std::vector<char>>(std::max(kChannels * 8, (n + 7) / 8));
+  char* s = side->data();
+  const leaky_bias_act_params act{LEAKY_ACT_LRELU, 0.2, std::sqrt(2.0), -1.0};
+  const leaky_dropout_params dropout{0.1, 1, 0};
+  const leaky_rrelu_params rrelu{0.125, 1.0 / 3.0, 1, 1, 0};
+  const leaky_options o = options;
+  if (row.op == "relu") {
+    if (row.backward)
+      return [=, side = side] { Expect(leaky_plain_relu_backward(t, n, b, a, dst, &o)); };
+    return [=, side = side] { Expect(leaky_plain_relu_forward(t, n, a, dst, &o)); };
+  }
+  if (row.op == "elu") {
+    if (row.backward) {
+      return
+          [=, side = side] { Expect(leaky_elu_backward(t, n, b, a, 0, dst, 1.0, 1.0, 1.0, &o)); };
+    }
+    return [=, side = side] { Expect(leaky_elu_forward(t, n, a, dst, 1.0, 1.0, 1.0, &o)); };
+  }
+  if (row.op == "prelu") {
+    if (row.backward) {
+      return [=, side = side] {
+        Expect(leaky_prelu_backward(t, 1, kChannels, inner, b, a, b, dst, s, &o));
+      };
+    }
+    return [=, side = side] { Expect(leaky_prelu_forward(t, 1, 1, n, a, b, dst, &o)); };
+  }
+  if (row.op == "rrelu") {
+    if (row.backward)
+      return [=, side = side] { Expect(leaky_rrelu_backward(t, n, b, a, dst, &rrelu, &o)); };
+    return [=, side = side] { Expect(leaky_rrelu_forward(t, n, a, dst, nullptr, &rrelu, &o)); };
+  }
+  if (row.op == "bias_act") {
+    if (row.backward) {
+      return [=, side = side] {
+        Expect(leaky_bias_act_backward(t, 1, kChannels, inner, b, a, b, dst, s, &act, &o));
+      };
+    }
+    return [=, side = side] {
+      Expect(leaky_bias_act_forward(t, 1, kChannels, inner, a, b, dst, &act, &o));
+    };
+  }
+  if (row.op == "bias_act_dropout") {
+    auto* mask = reinterpret_cast<uint8_t*>(s);
+    if (row.backward) {
+      // The forward's mask: the kept share the backward meets in training.
+      Expect(leaky_bias_act_dropout_forward(t, 1, kChannels, inner, a, b, dst, mask, &act, &dropout,
+                                            &o));
+      return [=, side = side] {
+        Expect(leaky_bias_act_dropout_backward(t, 1, kChannels, inner, b, a, b, mask, dst, nullptr,
+                                               &act, dropout.p, &o));
+      };
+    }
+    return [=, side = side] {
+      Expect(leaky_bias_act_dropout_forward(t, 1, kChannels, inner, a, b, dst, mask, &act, &dropout,
+                                            &o));
+    };
+  }
+  return nullptr;  // LeakyReLU's rows: the modes fwd, fwd_inplace and bwd
 }
 
 Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int stream_stores) {
   const leaky_options options{c.threads, stream_stores, nullptr};
-  if (c.mode == Mode::kEluForward) {
-    return [=] { leaky_elu_forward(c.dtype, c.n, a, dst, 1.0, 1.0, 1.0, &options); };
-  }
-  if (c.mode == Mode::kReluForward) {
-    return [=] { leaky_plain_relu_forward(c.dtype, c.n, a, dst, &options); };
-  }
-  if (c.mode == Mode::kPreluForward) {
-    // The weight: the first element of the dy buffer (any value works).
-    return [=] { leaky_prelu_forward(c.dtype, 1, 1, c.n, a, b, dst, &options); };
-  }
-  if (c.mode == Mode::kRreluForward) {
-    const leaky_rrelu_params p{0.125, 1.0 / 3.0, 1, 1, 0};
-    return [=] { leaky_rrelu_forward(c.dtype, c.n, a, dst, nullptr, &p, &options); };
-  }
-  if (c.mode == Mode::kBiasActDropoutForward) {
-    constexpr size_t kChannels = 64;
-    if (c.n % kChannels != 0) return nullptr;
-    auto mask = std::make_shared<std::vector<uint8_t>>((c.n + 7) / 8);
-    const leaky_bias_act_params p{LEAKY_ACT_LRELU, 0.2, std::sqrt(2.0), -1.0};
-    const leaky_dropout_params dropout{0.1, 1, 0};
-    const size_t inner = c.n / kChannels;
-    return [=] {
-      leaky_bias_act_dropout_forward(c.dtype, 1, kChannels, inner, a, b, dst, mask->data(), &p,
-                                     &dropout, &options);
-    };
-  }
+  if (c.mode == Mode::kFamily) return MakeFamily(c, a, b, dst, options);
   if (c.mode == Mode::kBackward) {
     return [=] { leaky_relu_backward(c.dtype, c.n, b, a, 0, dst, kSlope, &options); };
   }
@@ -341,10 +438,9 @@ Runner MakeLoop(const Case& c, char* a, char* b, char* dst) {
 
 Runner MakeLimit(const Case& c, char* a, char* b, char* dst, bool stream) {
   if (c.mode == Mode::kForwardInPlace) return nullptr;  // the out-of-place limit applies
-  if (!stream && c.mode == Mode::kBackward) return nullptr;
-  auto job = std::make_shared<StreamJob>(
-      StreamJob{a, c.mode == Mode::kBackward ? b : nullptr, dst, c.n * ElementBytes(c),
-                static_cast<size_t>(c.threads)});
+  if (!stream && ReadsTwo(c)) return nullptr;
+  auto job = std::make_shared<StreamJob>(StreamJob{
+      a, ReadsTwo(c) ? b : nullptr, dst, c.n * ElementBytes(c), static_cast<size_t>(c.threads)});
   pthreadpool_t pool = PoolFor(c.threads);
   const int threads = c.threads;
   if (c.mode == Mode::kQu8Epilogue) {
@@ -369,7 +465,8 @@ Runner MakeOneDnn(const Case& c, char* a, char* b, char* dst) {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   auto stream = std::make_shared<dnnl::stream>(engine);
   const memory::desc md({static_cast<memory::dim>(c.n)}, type, memory::format_tag::a);
-  if (c.mode == Mode::kPreluForward) {
+  const std::string mode = ModeOf(c);
+  if (mode == "prelu_fwd") {
     const memory::desc weight_md({1}, type, memory::format_tag::a);
     const dnnl::prelu_forward::primitive_desc pd(
         dnnl::prelu_forward::desc(dnnl::prop_kind::forward_training, md, weight_md), engine);
@@ -383,12 +480,13 @@ Runner MakeOneDnn(const Case& c, char* a, char* b, char* dst) {
       stream->wait();
     };
   }
-  if (c.mode == Mode::kRreluForward || c.mode == Mode::kBiasActDropoutForward) return nullptr;
+  // The eltwise algorithms of the rows above: LeakyReLU's, ELU's and ReLU's.
+  if (c.mode == Mode::kFamily && mode != "elu_fwd" && mode != "relu_fwd") return nullptr;
   const dnnl::algorithm algorithm =
-      c.mode == Mode::kEluForward ? dnnl::algorithm::eltwise_elu : dnnl::algorithm::eltwise_relu;
-  const float alpha = c.mode == Mode::kEluForward    ? 1.0f
-                      : c.mode == Mode::kReluForward ? 0.0f
-                                                     : static_cast<float>(SlopeFor(c));
+      mode == "elu_fwd" ? dnnl::algorithm::eltwise_elu : dnnl::algorithm::eltwise_relu;
+  const float alpha = mode == "elu_fwd"    ? 1.0f
+                      : mode == "relu_fwd" ? 0.0f
+                                           : static_cast<float>(SlopeFor(c));
   const dnnl::eltwise_forward::primitive_desc forward_pd(
       dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_training, algorithm, md, alpha),
       engine);
@@ -434,7 +532,10 @@ Runner MakeXnnpack(const Case& c, char* a, char* b, char* dst) {
     }
     return [owner, pool] { xnn_run_operator(owner.get(), pool); };
   }
-  if (c.mode == Mode::kBackward || (c.dtype != LEAKY_F32 && c.dtype != LEAKY_F16)) return nullptr;
+  if (c.mode == Mode::kBackward || c.mode == Mode::kFamily ||
+      (c.dtype != LEAKY_F32 && c.dtype != LEAKY_F16)) {
+    return nullptr;
+  }
   const xnn_status created =
       c.dtype == LEAKY_F32
           ? xnn_create_leaky_relu_nc_f32(1, 1, 1, static_cast<float>(SlopeFor(c)), 0, &op)
@@ -479,23 +580,24 @@ std::vector<Entry> AllBenchmarks(bool quick) {
       {"memcpy", [](const Case& c, char* a, char* b, char* d) { return MakeLimit(c, a, b, d, false); }},
       {"stream_copy", [](const Case& c, char* a, char* b, char* d) { return MakeLimit(c, a, b, d, true); }},
   };
-  for (leaky_dtype dtype : {LEAKY_F32, LEAKY_BF16}) {
-    for (Mode mode : {Mode::kEluForward, Mode::kReluForward}) {
+  // The family's rows besides LeakyReLU's (leaky/family.h), on f32, each
+  // with its same-run limit (two streams read for a backward); the forwards
+  // oneDNN has (ELU, ReLU, PReLU) against it, ELU's and ReLU's on bf16 too.
+  const Maker stream_copy = contenders.back().make;
+  for (int row = 0; row < static_cast<int>(std::size(kFamilyRows)); ++row) {
+    if (kFamilyRows[row].op == "leaky_relu") continue;  // the modes fwd, fwd_inplace, bwd
+    const std::string mode = FamilyModeName(kFamilyRows[row]);
+    const bool both_types = mode == "elu_fwd" || mode == "relu_fwd";
+    const bool onednn = both_types || mode == "prelu_fwd";
+    for (leaky_dtype dtype : {LEAKY_F32, LEAKY_BF16}) {
+      if (dtype == LEAKY_BF16 && !both_types) continue;
       for (size_t n : key_sizes) {
         for (int threads : thread_counts) {
-          add(Case{"leaky", dtype, mode, n, threads}, MakeLeaky);
-          add(Case{"onednn", dtype, mode, n, threads}, MakeOneDnn);
+          add(Case{"leaky", dtype, Mode::kFamily, n, threads, row}, MakeLeaky);
+          if (onednn) add(Case{"onednn", dtype, Mode::kFamily, n, threads, row}, MakeOneDnn);
+          if (!both_types)
+            add(Case{"stream_copy", dtype, Mode::kFamily, n, threads, row}, stream_copy);
         }
-      }
-    }
-  }
-  // The family's forward ops on f32, each with its same-run limit.
-  for (Mode mode : {Mode::kPreluForward, Mode::kRreluForward, Mode::kBiasActDropoutForward}) {
-    for (size_t n : key_sizes) {
-      for (int threads : thread_counts) {
-        add(Case{"leaky", LEAKY_F32, mode, n, threads}, MakeLeaky);
-        if (mode == Mode::kPreluForward) add(Case{"onednn", LEAKY_F32, mode, n, threads}, MakeOneDnn);
-        add(Case{"stream_copy", LEAKY_F32, mode, n, threads}, contenders.back().make);
       }
     }
   }
@@ -504,14 +606,14 @@ std::vector<Entry> AllBenchmarks(bool quick) {
     for (int threads : thread_counts) {
       add(Case{"leaky", LEAKY_F32, Mode::kQu8Forward, n, threads}, MakeLeaky);
       add(Case{"xnnpack", LEAKY_F32, Mode::kQu8Forward, n, threads}, MakeXnnpack);
-      add(Case{"stream_copy", LEAKY_F32, Mode::kQu8Forward, n, threads}, contenders.back().make);
+      add(Case{"stream_copy", LEAKY_F32, Mode::kQu8Forward, n, threads}, stream_copy);
     }
   }
   // qs8 LeakyReLU against the limit (Debian's XNNPACK has no qs8 LeakyReLU).
   for (size_t n : {size_t{1} << 16, size_t{1} << 26}) {
     for (int threads : thread_counts) {
       add(Case{"leaky", LEAKY_F32, Mode::kQs8Forward, n, threads}, MakeLeaky);
-      add(Case{"stream_copy", LEAKY_F32, Mode::kQs8Forward, n, threads}, contenders.back().make);
+      add(Case{"stream_copy", LEAKY_F32, Mode::kQs8Forward, n, threads}, stream_copy);
     }
   }
   // The conv epilogue (int32 to qu8) against the limit of reading 4 bytes
@@ -519,7 +621,7 @@ std::vector<Entry> AllBenchmarks(bool quick) {
   for (size_t n : {size_t{1} << 20, size_t{1} << 26}) {
     for (int threads : thread_counts) {
       add(Case{"leaky", LEAKY_F32, Mode::kQu8Epilogue, n, threads}, MakeLeaky);
-      add(Case{"stream_copy", LEAKY_F32, Mode::kQu8Epilogue, n, threads}, contenders.back().make);
+      add(Case{"stream_copy", LEAKY_F32, Mode::kQu8Epilogue, n, threads}, stream_copy);
     }
   }
   for (leaky_dtype dtype : {LEAKY_F32, LEAKY_F16, LEAKY_BF16, LEAKY_F64}) {
@@ -731,7 +833,7 @@ double Median(std::vector<double> v) {
 
 size_t StreamBytes(const Case& c) {
   if (c.mode == Mode::kQu8Epilogue) return 5 * c.n;  // int32 read, one byte written
-  return (c.mode == Mode::kBackward ? 3 : 2) * c.n * ElementBytes(c);
+  return (ReadsTwo(c) ? 3 : 2) * c.n * ElementBytes(c);
 }
 
 void Sample(Contestant& x) {
@@ -897,14 +999,10 @@ int Run(const Settings& settings) {
     for (const Entry* e : groups[name]) {
       const Contestant& x = samples.at(e);
       const Case& c = e->c;
-      nlohmann::json row = {{"name", Name(c)},
-                            {"group", name},
-                            {"contender", c.contender},
-                            {"dtype", TypeName(c)},
-                            {"mode", ModeName(c.mode)},
-                            {"elements", c.n},
-                            {"threads", c.threads},
-                            {"bytes", StreamBytes(c)}};
+      nlohmann::json row = {{"name", Name(c)},          {"group", name},
+                            {"contender", c.contender}, {"dtype", TypeName(c)},
+                            {"mode", ModeOf(c)},        {"elements", c.n},
+                            {"threads", c.threads},     {"bytes", StreamBytes(c)}};
       if (!x.error.empty()) {
         row["error"] = x.error;
         std::printf("%-44s %s\n", Name(c).c_str(), x.error.c_str());

@@ -1,7 +1,8 @@
 """Every row of leaky/family.h in every layer: leaky.numpy, torch.ops.leaky,
 leaky.functional (forward; autograd gives the backward), the toolkit
 (leaky.testing's golden and check_op), the CLI (`leaky golden --op`, whose
-files `leaky check` reads) and the OpenCL device (leaky.testing.opencl_<op>). A layer that lacks a row fails, and so does a
+files `leaky check` reads), the OpenCL device (leaky.testing.opencl_<op>)
+and the benchmark (leaky-bench's rows). A layer that lacks a row fails, and so does a
 row still listed below as missing that the layer now has: the list of
 gaps only shrinks. (The C and C++ entry points: tests/family_test.cc.)"""
 import json
@@ -51,7 +52,27 @@ def has(layer, row):
         return cli_writes(row)
     if layer == "device":
         return callable(getattr(leaky.testing, "opencl_" + row["op"], None))
+    if layer == "bench":
+        return bench_mode(row) in bench_modes()
     raise AssertionError(layer)
+
+
+def bench_mode(row):
+    """The mode leaky-bench names the row by: LeakyReLU's are fwd and bwd."""
+    short = "fwd" if row["direction"] == "forward" else "bwd"
+    return short if row["op"] == "leaky_relu" else f"{row['op']}_{short}"
+
+
+def bench_modes(cache={}):
+    """The modes of leaky-bench's f32 rows of this library (`--list`)."""
+    bench = os.environ.get("LEAKY_BENCH")
+    if not bench:
+        pytest.skip("LEAKY_BENCH is not set (ctest sets it to the built leaky-bench)")
+    if bench not in cache:
+        listed = subprocess.run([bench, "--list"], capture_output=True, text=True, check=True)
+        cache[bench] = {line.split("/")[2] for line in listed.stdout.split()
+                        if line.startswith("leaky/f32/")}
+    return cache[bench]
 
 
 def cli_writes(row):
@@ -73,7 +94,7 @@ def cli_writes(row):
     return described["op"] == row["op"] and list(described["outputs"]) == names
 
 
-LAYERS = ["numpy", "torch.ops", "functional", "toolkit", "cli", "device"]
+LAYERS = ["numpy", "torch.ops", "functional", "toolkit", "cli", "device", "bench"]
 
 
 def test_the_list_is_the_family():
