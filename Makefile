@@ -32,8 +32,8 @@ build: bootstrap
 
 # What the demo runs and nothing else: the demo profile's packages (no test
 # frameworks, peers, cross compilers, QEMU, OpenCL, Chromium, Slurm or
-# Node.js) and the CLI with the GAN lab (no tests, benchmarks or fuzz
-# targets), its kernels compiled for this machine's best SIMD target and
+# Node.js) and the CLI with the GAN lab and its manual page, so that
+# `cmake --install` works (no tests, benchmarks or fuzz targets), its kernels compiled for this machine's best SIMD target and
 # the portable baseline only (LEAKY_SIMD_TARGETS=native: the library and
 # the toolkit in 74 s of compiling instead of 103; `make build` and `make
 # test` compile every target in the same folder, and recompile only the
@@ -78,7 +78,7 @@ demo-build:
 	@echo "demo: 2/3 building the leaky CLI with the GAN lab into $(BUILD)/"
 	@$(DEMO_CONFIGURE) -DLEAKY_BUILD_PYTHON=ON > $(BUILD)/configure.log 2>&1 \
 	  || { cat $(BUILD)/configure.log; exit 1; }
-	$(DEMO_CACHE) cmake --build $(BUILD) -j $(JOBS) --target leaky_cli
+	$(DEMO_CACHE) cmake --build $(BUILD) -j $(JOBS) --target leaky_cli leaky_man
 
 # The GAN lab's default preset: MNIST, ReLU vs LeakyReLU(0.2) at
 # discriminator layers 2 and 4; writes runs/gan-demo/report.html (its
