@@ -407,18 +407,70 @@ std::string TrainingCharts(const Results& results, const toolkit::VegaScripts& s
   return html;
 }
 
+namespace {
+
+// Which panels of a per-layer chart are flat at 0 (every seed's value 0 at
+// every logged step), said in words under the chart: a flat panel is the
+// measure's value, not missing data (a study report had 32 such panels and
+// no word on them). Empty when no panel is flat.
+std::string FlatPanelsNote(const std::vector<Panel>& panels, PerLayer Row::*field,
+                           const std::string& what) {
+  std::vector<const VariantResults*> shown;
+  for (const Panel& p : panels) {
+    for (const VariantResults* v : {p.variant, p.baseline}) {
+      if (v != nullptr && std::find(shown.begin(), shown.end(), v) == shown.end()) {
+        shown.push_back(v);
+      }
+    }
+  }
+  int flat = 0, curves = 0;
+  std::string where;
+  for (const VariantResults* v : shown) {
+    std::string layers;
+    for (int layer = 0; layer < 4; ++layer) {
+      const std::vector<Point> points = OverSeeds(*v, RowCurve({field, layer}));
+      if (points.empty()) continue;
+      ++curves;
+      const bool zero = std::all_of(points.begin(), points.end(),
+                                    [](const Point& p) { return p.low == 0 && p.high == 0; });
+      if (!zero) continue;
+      ++flat;
+      layers += (layers.empty() ? "" : ", ") + std::to_string(layer + 1);
+    }
+    if (!layers.empty()) {
+      where += (where.empty() ? "" : "; ") + v->plan.name +
+               (layers.find(',') == std::string::npos ? " layer " : " layers ") + layers;
+    }
+  }
+  if (flat == 0) return "";
+  if (flat == curves) {
+    return "<p class=\"note\">" + what +
+           " at any logged step or seed, in any layer or variant: "
+           "the flat lines at 0 are the measure, not missing data.</p>";
+  }
+  return "<p class=\"note\">" + what + " at any logged step or seed in " + std::to_string(flat) +
+         " of " + std::to_string(curves) + " curves (" + toolkit::HtmlEscape(where) +
+         "): their flat lines at 0 are the measure, not missing data.</p>";
+}
+
+}  // namespace
+
 std::string LayerCharts(const Results& results, const toolkit::VegaScripts& scripts) {
   if (!scripts.ok()) return "<p class=\"vega-missing\">" + scripts.missing + ".</p>";
   const std::vector<Panel> panels = Panels(results);
   const json colour = ColourScale(panels);
   std::string html = "<p class=\"note\">" + Caption(results, panels) +
                      " A row of panels per variant, a column per discriminator layer.</p>";
-  const std::pair<PerLayer Row::*, std::string> measures[] = {
-      {&Row::zero, "Fraction of activations exactly 0"},
-      {&Row::nonpos, "Fraction of activations \u2264 0"},
-      {&Row::dead, "Dead channels (never above 0 on the logged batch)"}};
+  struct Measure {
+    PerLayer Row::*field;
+    std::string title, flat;  // flat: what a curve at 0 throughout means
+  };
+  const Measure measures[] = {
+      {&Row::zero, "Fraction of activations exactly 0", "No activation exactly 0"},
+      {&Row::nonpos, "Fraction of activations \u2264 0", "No activation at or below 0"},
+      {&Row::dead, "Dead channels (never above 0 on the logged batch)", "No channel died"}};
   int index = 0;
-  for (const auto& [field, title] : measures) {
+  for (const auto& [field, title, flat] : measures) {
     json rows = json::array();
     std::vector<std::pair<double, std::string>> values;
     for (int layer = 0; layer < 4; ++layer) {
@@ -454,7 +506,8 @@ std::string LayerCharts(const Results& results, const toolkit::VegaScripts& scri
          {{"width", 200},
           {"height", 90},
           {"layer", PanelLayers("fraction", y, colour, false, Seeds(results))}}}};
-    html += toolkit::VegaChart(scripts, "layers-" + std::to_string(index++), spec);
+    html += toolkit::VegaChart(scripts, "layers-" + std::to_string(index++), spec) +
+            FlatPanelsNote(panels, field, flat);
   }
   return html;
 }

@@ -5,6 +5,7 @@
 #ifndef LEAKY_GAN_MEASURES_H_
 #define LEAKY_GAN_MEASURES_H_
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -26,8 +27,11 @@ class RowField {
  public:
   RowField(double Row::*number) : number_(number) {}  // NOLINT: a field converts implicitly
   RowField(PerLayer Row::*per_layer, int layer) : per_layer_(per_layer), layer_(layer) {}
+  // NaN for a layer the row does not have (a results.json with fewer).
   double operator()(const Row& row) const {
-    return number_ ? row.*number_ : (row.*per_layer_)[static_cast<size_t>(layer_)];
+    if (number_) return row.*number_;
+    const PerLayer& values = row.*per_layer_;
+    return static_cast<size_t>(layer_) < values.size() ? values[static_cast<size_t>(layer_)] : NAN;
   }
 
  private:

@@ -6,11 +6,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "charts.h"
 #include "claims.h"
+#include "grid_ink.h"
 #include "measures.h"
 
 namespace leaky::gan {
@@ -213,6 +215,31 @@ std::string ClaimsTable(const std::vector<Claim>& claims) {
   return html.str();
 }
 
+// Under a grid with almost no dark pixel (below 1%), why it looks blank:
+// the generator drew almost nothing at that step (a study's ELU grids at
+// steps 750 and 1,500 had 0.0% and 0.1%, its other grids about 10%).
+std::string BlankGridNote(const std::vector<std::optional<double>>& ink, size_t i) {
+  constexpr double kBlank = 0.01;
+  if (!ink[i] || *ink[i] >= kBlank) return "";
+  double low = 1, high = 0;
+  for (const std::optional<double>& other : ink) {
+    if (other && *other >= kBlank) {
+      low = std::min(low, *other);
+      high = std::max(high, *other);
+    }
+  }
+  std::string note = "<br><span class=\"note\">almost blank: " + Number(100 * *ink[i], "%.1f") +
+                     "% of its pixels dark";
+  if (low <= high) {
+    note += " (this variant's other grids: " + Number(100 * low, "%.0f") +
+            (Number(100 * low, "%.0f") == Number(100 * high, "%.0f")
+                 ? ""
+                 : "-" + Number(100 * high, "%.0f")) +
+            "%)";
+  }
+  return note + ": the generator drew almost nothing at this step</span>";
+}
+
 std::string SampleGrids(const Results& results, const std::string& run_dir) {
   std::ostringstream out;
   for (const VariantResults& v : results.variants) {
@@ -227,12 +254,19 @@ std::string SampleGrids(const Results& results, const std::string& run_dir) {
       }
     }
     std::sort(images.begin(), images.end());
+    std::vector<std::vector<uint8_t>> files;
+    std::vector<std::optional<double>> ink;  // digits and clothes drawn dark on white
+    for (const auto& image : images) {
+      std::ifstream in(image.second, std::ios::binary);
+      files.emplace_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      ink.push_back(results.study.images() ? InkShare(files.back()) : std::nullopt);
+    }
     out << "<div class=\"grids\"><h3>" << HtmlEscape(v.plan.name) << "</h3>";
-    for (const auto& [step, path] : images) {
-      std::ifstream in(path, std::ios::binary);
-      const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), {});
+    for (size_t i = 0; i < images.size(); ++i) {
+      const int step = images[i].first;
       out << "<figure><img alt=\"samples at step " << step << "\" src=\"data:image/png;base64,"
-          << Base64(bytes) << "\"><figcaption>step " << step << "</figcaption></figure>";
+          << Base64(files[i]) << "\"><figcaption>step " << step << BlankGridNote(ink, i)
+          << "</figcaption></figure>";
     }
     out << "</div>";
   }

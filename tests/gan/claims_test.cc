@@ -1,13 +1,18 @@
 // The claims' measures and verdicts on made-up studies with known answers.
 #include "claims.h"
-#include "report.h"
-#include "tables.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
+
+#include "grid_ink.h"
+#include "png.h"
+#include "report.h"
+#include "tables.h"
 
 namespace leaky::gan {
 namespace {
@@ -43,7 +48,9 @@ VariantResults MakeVariant(const std::string& name, int seeds,
 }
 
 Row MakeRow(double d_loss, double g_loss, double zero2, double nonpos2) {
-  return {0, d_loss, g_loss, 0, 0, 0, 0, {0, zero2, 0, zero2}, {0.5, nonpos2, 0.5, nonpos2}, {}};
+  return {
+      0,           d_loss, g_loss, 0, 0, 0, 0, {0, zero2, 0, zero2}, {0.5, nonpos2, 0.5, nonpos2},
+      {0, 0, 0, 0}};
 }
 
 const Claim& Find(const std::optional<std::vector<Claim>>& claims, const std::string& id) {
@@ -435,6 +442,73 @@ TEST(Report, HeadlineSaysTiesAndWhyNoModeIsCovered) {
   const std::string some = Headline(ring);
   EXPECT_NE(some.find("lrelu:0.2 did best"), std::string::npos) << some;
   EXPECT_EQ(some.find("No variant covers"), std::string::npos) << some;
+}
+
+// ArticleStudy with the summary every report table reads (values unused).
+Results Reportable(Results study) {
+  for (VariantResults& v : study.variants) {
+    for (const char* m : {"d_loss", "g_loss", "d_real", "d_fake", "grad_norm_first_layer", "fcd",
+                          "class_coverage", "class_kl", "step_ms"}) {
+      v.summary[m] = Summary{1, 0, 1, 1, 1, 1, 1};
+    }
+  }
+  return study;
+}
+
+// A per-layer chart whose curves stay at 0 says so under it: the flat
+// lines are the measure (no channel died), not missing data.
+TEST(Report, FlatLayerPanelsAreSaid) {
+  const toolkit::VegaScripts scripts{"<script></script>", ""};  // charts written, not drawn
+  const std::string html = RenderReport(Reportable(ArticleStudy()), "", scripts);
+  // ArticleStudy's rows have no dead channel anywhere; exact zeros only in
+  // ReLU's layers 2 and 4.
+  EXPECT_NE(html.find("No channel died at any logged step or seed, in any layer or variant: "
+                      "the flat lines at 0 are the measure"),
+            std::string::npos);
+  EXPECT_NE(html.find("No activation exactly 0 at any logged step or seed in 10 of 12 curves ("),
+            std::string::npos);
+  EXPECT_NE(html.find("relu layers 1, 3;"), std::string::npos);
+  // Fractions at or below 0 are never 0: no note.
+  EXPECT_EQ(html.find("No activation at or below 0"), std::string::npos);
+}
+
+// A sample grid with almost no dark pixel says why it looks blank, with
+// the variant's other grids for comparison; a grid with strokes does not.
+TEST(Report, BlankSampleGridIsSaid) {
+  const std::filesystem::path run =
+      std::filesystem::path(::testing::TempDir()) / "leaky_blank_grid_test";
+  std::filesystem::remove_all(run);
+  std::filesystem::create_directories(run / "relu");
+  const auto write = [&](const std::string& name, const torch::Tensor& grey) {
+    const std::vector<uint8_t> png = EncodePng(grey);
+    std::ofstream(run / "relu" / name, std::ios::binary)
+        .write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+    return png;
+  };
+  torch::Tensor blank = torch::full({40, 40}, 250, torch::kUInt8);
+  blank.index_put_({0, 0}, 0);  // one dark pixel in 1,600
+  torch::Tensor strokes = torch::full({40, 40}, 255, torch::kUInt8);
+  strokes.narrow(0, 0, 4).fill_(10);  // 10% dark
+  const std::vector<uint8_t> blank_png = write("samples_step750.png", blank);
+  write("samples_step3000.png", strokes);
+  ASSERT_TRUE(InkShare(blank_png));
+  EXPECT_DOUBLE_EQ(*InkShare(blank_png), 1.0 / 1600);
+  EXPECT_FALSE(InkShare({1, 2, 3}));
+  EXPECT_FALSE(InkShare(std::vector<uint8_t>(blank_png.begin(), blank_png.end() - 20)));
+
+  const std::string html =
+      RenderReport(Reportable(ArticleStudy()), run.string(), toolkit::VegaScripts{});
+  const size_t at750 = html.find("<figcaption>step 750");
+  const size_t at3000 = html.find("<figcaption>step 3000");
+  ASSERT_NE(at750, std::string::npos);
+  ASSERT_NE(at3000, std::string::npos);
+  EXPECT_EQ(html.find("almost blank: 0.1% of its pixels dark (this variant's other grids: 10%): "
+                      "the generator drew almost nothing at this step",
+                      at750),
+            at750 + std::string("<figcaption>step 750<br><span class=\"note\">").size());
+  const std::string plain = "<figcaption>step 3000</figcaption>";
+  EXPECT_EQ(html.substr(at3000, plain.size()), plain);
+  std::filesystem::remove_all(run);
 }
 
 // One Holm family per study: with both norm settings, ten claims share it,
