@@ -23,7 +23,10 @@ using json = nlohmann::json;
 
 
 // ------------------------------------------------------------- the targets
-// Today's performance targets: the one table. docs/design.md shows it as
+// Today's performance targets: the one table. Where a peer itself streams at
+// the memory limit (f32 and f16 at 64 Mi), a lead over it cannot be had:
+// the target is "at least the peer and 0.95 of the limit" (two rows);
+// where a peer runs below the limit, the lead stays. docs/design.md shows it as
 // `leaky bench --targets` prints it (the bench_writes_json test compares
 // the two), so a target changes here and in the doc together.
 //   against: "limit" (the non-temporal streaming copy of the same bytes: a
@@ -44,14 +47,14 @@ struct Target {
 };
 
 constexpr Target kTargets[] = {
-    {"f32 forward at the memory limit", "f32", "fwd", "64Mi", "each", "limit", 0.90},
-    {"f32 forward against oneDNN", "f32", "fwd", "64Mi", "each", "onednn", 1.15},
-    {"f32 forward against XNNPACK", "f32", "fwd", "64Mi", "each", "xnnpack", 1.15},
+    {"f32 forward at the memory limit", "f32", "fwd", "64Mi", "each", "limit", 0.95},
+    {"f32 forward against oneDNN", "f32", "fwd", "64Mi", "each", "onednn", 1.00},
+    {"f32 forward against XNNPACK", "f32", "fwd", "64Mi", "each", "xnnpack", 1.00},
     {"f32 forward in cache", "f32", "fwd", "1Mi", "each", "best of onednn, xnnpack", 1.00},
-    {"f16 forward at the memory limit", "f16", "fwd", "64Mi", "each", "limit", 0.90},
-    {"f16 forward against XNNPACK", "f16", "fwd", "64Mi", "each", "xnnpack", 1.20},
-    {"bf16 forward at the memory limit", "bf16", "fwd", "64Mi", "each", "limit", 0.90},
-    {"bf16 forward against XNNPACK's f16", "bf16", "fwd", "64Mi", "each", "xnnpack f16", 1.20},
+    {"f16 forward at the memory limit", "f16", "fwd", "64Mi", "each", "limit", 0.95},
+    {"f16 forward against XNNPACK", "f16", "fwd", "64Mi", "each", "xnnpack", 1.00},
+    {"bf16 forward at the memory limit", "bf16", "fwd", "64Mi", "each", "limit", 0.95},
+    {"bf16 forward against XNNPACK's f16", "bf16", "fwd", "64Mi", "each", "xnnpack f16", 1.00},
     {"f32 backward at the 3-stream limit", "f32", "bwd", "64Mi", "each", "limit", 0.85},
     {"f32 forward in place against oneDNN", "f32", "fwd_inplace", "each", "each", "onednn", 1.00},
     {"ELU against oneDNN", "f32", "elu_fwd", "1Mi, 64Mi", "each", "onednn", 1.00},
