@@ -72,7 +72,7 @@ enum class Mode {
 };
 
 // The family's rows, from the list itself: a row added to leaky/family.h
-// stops this file's compilation until MakeFamily below calls its op.
+// stops this file's compilation until kFamilyCalls below calls its op.
 struct FamilyRowName {
   std::string_view op;
   bool backward;
@@ -81,19 +81,6 @@ struct FamilyRowName {
   FamilyRowName{#op, std::string_view(#direction) == "backward"},
 constexpr FamilyRowName kFamilyRows[] = {LEAKY_FAMILY(LEAKY_BENCH_FAMILY_ROW)};
 #undef LEAKY_BENCH_FAMILY_ROW
-// The ops MakeFamily calls (LeakyReLU's rows are the modes above).
-constexpr std::string_view kFamilyOpsCalled[] = {
-    "leaky_relu", "relu", "elu", "prelu", "rrelu", "bias_act", "bias_act_dropout"};
-constexpr bool EveryFamilyRowCalled() {
-  for (const FamilyRowName& row : kFamilyRows) {
-    if (std::find(std::begin(kFamilyOpsCalled), std::end(kFamilyOpsCalled), row.op) ==
-        std::end(kFamilyOpsCalled)) {
-      return false;
-    }
-  }
-  return true;
-}
-static_assert(EveryFamilyRowCalled(), "a row of leaky/family.h that MakeFamily does not call");
 
 // A row's mode name: elu_fwd, prelu_bwd, ...
 std::string FamilyModeName(const FamilyRowName& row) {
@@ -311,74 +298,107 @@ void Expect(leaky_status status) {
 // forward: one shared slope ([1, 1, n]), as oneDNN's broadcast weight.
 // ELU with alpha 1, ReLU and PReLU's forward meet oneDNN's same algorithms;
 // RReLU and dropout train (seed 1), dropout with p = 0.1.
+struct FamilyCall {
+  leaky_dtype t;
+  size_t n, inner;  // inner: n / kFamilyChannels
+  bool backward;
+  const char *a, *b;
+  char* dst;
+  std::shared_ptr<std::vector<char>> side;  // db, dweight or the mask; each runner keeps it
+  leaky_options o;
+};
+constexpr size_t kFamilyChannels = 64;
+const leaky_bias_act_params kBenchAct{LEAKY_ACT_LRELU, 0.2, 1.4142135623730951, -1.0};
+const leaky_dropout_params kBenchDropout{0.1, 1, 0};
+const leaky_rrelu_params kBenchRrelu{0.125, 1.0 / 3.0, 1, 1, 0};
+
+Runner CallRelu(const FamilyCall& f) {
+  if (f.backward)
+    return [f] { Expect(leaky_plain_relu_backward(f.t, f.n, f.b, f.a, f.dst, &f.o)); };
+  return [f] { Expect(leaky_plain_relu_forward(f.t, f.n, f.a, f.dst, &f.o)); };
+}
+Runner CallElu(const FamilyCall& f) {
+  if (f.backward) {
+    return [f] { Expect(leaky_elu_backward(f.t, f.n, f.b, f.a, 0, f.dst, 1.0, 1.0, 1.0, &f.o)); };
+  }
+  return [f] { Expect(leaky_elu_forward(f.t, f.n, f.a, f.dst, 1.0, 1.0, 1.0, &f.o)); };
+}
+Runner CallPrelu(const FamilyCall& f) {
+  if (f.backward) {
+    return [f] {
+      Expect(leaky_prelu_backward(f.t, 1, kFamilyChannels, f.inner, f.b, f.a, f.b, f.dst,
+                                  f.side->data(), &f.o));
+    };
+  }
+  return [f] { Expect(leaky_prelu_forward(f.t, 1, 1, f.n, f.a, f.b, f.dst, &f.o)); };
+}
+Runner CallRrelu(const FamilyCall& f) {
+  if (f.backward) {
+    return [f] { Expect(leaky_rrelu_backward(f.t, f.n, f.b, f.a, f.dst, &kBenchRrelu, &f.o)); };
+  }
+  return [f] { Expect(leaky_rrelu_forward(f.t, f.n, f.a, f.dst, nullptr, &kBenchRrelu, &f.o)); };
+}
+Runner CallBiasAct(const FamilyCall& f) {
+  if (f.backward) {
+    return [f] {
+      Expect(leaky_bias_act_backward(f.t, 1, kFamilyChannels, f.inner, f.b, f.a, f.b, f.dst,
+                                     f.side->data(), &kBenchAct, &f.o));
+    };
+  }
+  return [f] {
+    Expect(leaky_bias_act_forward(f.t, 1, kFamilyChannels, f.inner, f.a, f.b, f.dst, &kBenchAct,
+                                  &f.o));
+  };
+}
+Runner CallBiasActDropout(const FamilyCall& f) {
+  const auto forward = [f] {
+    Expect(leaky_bias_act_dropout_forward(f.t, 1, kFamilyChannels, f.inner, f.a, f.b, f.dst,
+                                          reinterpret_cast<uint8_t*>(f.side->data()), &kBenchAct,
+                                          &kBenchDropout, &f.o));
+  };
+  if (!f.backward) return forward;
+  forward();  // the forward's mask: the kept share the backward meets in training
+  return [f] {
+    Expect(leaky_bias_act_dropout_backward(f.t, 1, kFamilyChannels, f.inner, f.b, f.a, f.b,
+                                           reinterpret_cast<const uint8_t*>(f.side->data()), f.dst,
+                                           nullptr, &kBenchAct, kBenchDropout.p, &f.o));
+  };
+}
+
+// The one dispatch from an op's name: a row of leaky/family.h whose op has
+// no entry here stops this file's compilation (LeakyReLU's rows are the
+// modes fwd, fwd_inplace and bwd).
+struct FamilyCallOf {
+  std::string_view op;
+  Runner (*make)(const FamilyCall&);
+  bool channels;  // viewed as [1, 64, n / 64] (PReLU's forward only in its backward)
+};
+constexpr FamilyCallOf kFamilyCalls[] = {
+    {"relu", CallRelu, false},       {"elu", CallElu, false},
+    {"prelu", CallPrelu, true},      {"rrelu", CallRrelu, false},
+    {"bias_act", CallBiasAct, true}, {"bias_act_dropout", CallBiasActDropout, true}};
+constexpr const FamilyCallOf* FindFamilyCall(std::string_view op) {
+  for (const FamilyCallOf& call : kFamilyCalls) {
+    if (call.op == op) return &call;
+  }
+  return nullptr;
+}
+constexpr bool EveryFamilyRowCalled() {
+  for (const FamilyRowName& row : kFamilyRows) {
+    if (row.op != "leaky_relu" && FindFamilyCall(row.op) == nullptr) return false;
+  }
+  return true;
+}
+static_assert(EveryFamilyRowCalled(), "a row of leaky/family.h that kFamilyCalls does not call");
+
 Runner MakeFamily(const Case& c, char* a, char* b, char* dst, const leaky_options& options) {
   const FamilyRowName row = kFamilyRows[c.row];
-  const leaky_dtype t = c.dtype;
-  const size_t n = c.n;
-  constexpr size_t kChannels = 64;
-  const size_t inner = n / kChannels;
-  const bool channels =
-      row.op == "bias_act" || row.op == "bias_act_dropout" || (row.op == "prelu" && row.backward);
-  if (channels && n % kChannels != 0) return nullptr;
-  // db, dweight (f64 at most) and the dropout's mask, kept by each runner.
-  auto side = std::make_shared<std::vector<char>>(std::max(kChannels * 8, (n + 7) / 8));
-  char* s = side->data();
-  const leaky_bias_act_params act{LEAKY_ACT_LRELU, 0.2, std::sqrt(2.0), -1.0};
-  const leaky_dropout_params dropout{0.1, 1, 0};
-  const leaky_rrelu_params rrelu{0.125, 1.0 / 3.0, 1, 1, 0};
-  const leaky_options o = options;
-  if (row.op == "relu") {
-    if (row.backward)
-      return [=, side = side] { Expect(leaky_plain_relu_backward(t, n, b, a, dst, &o)); };
-    return [=, side = side] { Expect(leaky_plain_relu_forward(t, n, a, dst, &o)); };
-  }
-  if (row.op == "elu") {
-    if (row.backward) {
-      return
-          [=, side = side] { Expect(leaky_elu_backward(t, n, b, a, 0, dst, 1.0, 1.0, 1.0, &o)); };
-    }
-    return [=, side = side] { Expect(leaky_elu_forward(t, n, a, dst, 1.0, 1.0, 1.0, &o)); };
-  }
-  if (row.op == "prelu") {
-    if (row.backward) {
-      return [=, side = side] {
-        Expect(leaky_prelu_backward(t, 1, kChannels, inner, b, a, b, dst, s, &o));
-      };
-    }
-    return [=, side = side] { Expect(leaky_prelu_forward(t, 1, 1, n, a, b, dst, &o)); };
-  }
-  if (row.op == "rrelu") {
-    if (row.backward)
-      return [=, side = side] { Expect(leaky_rrelu_backward(t, n, b, a, dst, &rrelu, &o)); };
-    return [=, side = side] { Expect(leaky_rrelu_forward(t, n, a, dst, nullptr, &rrelu, &o)); };
-  }
-  if (row.op == "bias_act") {
-    if (row.backward) {
-      return [=, side = side] {
-        Expect(leaky_bias_act_backward(t, 1, kChannels, inner, b, a, b, dst, s, &act, &o));
-      };
-    }
-    return [=, side = side] {
-      Expect(leaky_bias_act_forward(t, 1, kChannels, inner, a, b, dst, &act, &o));
-    };
-  }
-  if (row.op == "bias_act_dropout") {
-    auto* mask = reinterpret_cast<uint8_t*>(s);
-    if (row.backward) {
-      // The forward's mask: the kept share the backward meets in training.
-      Expect(leaky_bias_act_dropout_forward(t, 1, kChannels, inner, a, b, dst, mask, &act, &dropout,
-                                            &o));
-      return [=, side = side] {
-        Expect(leaky_bias_act_dropout_backward(t, 1, kChannels, inner, b, a, b, mask, dst, nullptr,
-                                               &act, dropout.p, &o));
-      };
-    }
-    return [=, side = side] {
-      Expect(leaky_bias_act_dropout_forward(t, 1, kChannels, inner, a, b, dst, mask, &act, &dropout,
-                                            &o));
-    };
-  }
-  return nullptr;  // LeakyReLU's rows: the modes fwd, fwd_inplace and bwd
+  const FamilyCallOf* call = FindFamilyCall(row.op);
+  if (call == nullptr) return nullptr;
+  if (call->channels && c.n % kFamilyChannels != 0) return nullptr;
+  const size_t side_bytes = std::max(kFamilyChannels * 8, (c.n + 7) / 8);
+  return call->make(FamilyCall{c.dtype, c.n, c.n / kFamilyChannels, row.backward, a, b, dst,
+                               std::make_shared<std::vector<char>>(side_bytes), options});
 }
 
 Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int stream_stores) {

@@ -1,8 +1,8 @@
 """Every row of leaky/family.h in every layer: leaky.numpy, torch.ops.leaky,
 leaky.functional (forward; autograd gives the backward), the toolkit
-(leaky.testing's golden and check_op), the CLI (`leaky golden --op`, whose
-files `leaky check` reads), the OpenCL device (leaky.testing.opencl_<op>)
-and the benchmark (leaky-bench's rows). A layer that lacks a row fails, and so does a
+(leaky.testing's golden by the row's names), the CLI (`leaky golden --op`,
+whose files `leaky check` reads), the OpenCL device (leaky.testing.opencl_<op>
+passing check_op) and the benchmark (leaky-bench's rows). A layer that lacks a row fails, and so does a
 row still listed below as missing that the layer now has: the list of
 gaps only shrinks. (The C and C++ entry points: tests/family_test.cc.)"""
 import json
@@ -46,15 +46,52 @@ def has(layer, row):
         return torch_op(name) is not None
     if layer == "functional":  # forward functions; their backward is autograd's
         return row["direction"] == "backward" or callable(getattr(leaky.functional, name, None))
-    if layer == "toolkit":
-        return row["op"] in leaky.testing.OPS
+    if layer == "toolkit":  # the golden data, by the row's names
+        return toolkit_writes(row)
     if layer == "cli":
         return cli_writes(row)
-    if layer == "device":
-        return callable(getattr(leaky.testing, "opencl_" + row["op"], None))
+    if layer == "device":  # the device's kernel passes the toolkit's check
+        return device_passes(row)
     if layer == "bench":
         return bench_mode(row) in bench_modes()
     raise AssertionError(layer)
+
+
+def output_names(row):
+    return [p.strip().split("[")[0].rstrip("?") for p in row["outputs"].split(",")]
+
+
+def toolkit_writes(row):
+    """leaky.testing's golden for the row (the toolkit's C++ behind it): the
+    row's outputs, by name. (leaky.testing.OPS is the list itself.)"""
+    try:
+        _, outputs, _ = leaky.testing.golden_op(row["op"], row["direction"], dtype="f32",
+                                                elems=256, channels=4)
+    except (ValueError, RuntimeError):
+        return False
+    return list(outputs) == output_names(row)
+
+
+def device_passes(row):
+    """The row on the OpenCL device (leaky.testing.opencl_<op>), checked bit
+    for bit (ELU within its bound) by check_op on a small problem."""
+    make = getattr(leaky.testing, "opencl_" + row["op"], None)
+    if make is None:
+        return False
+    small = dict(cores=2, tile_elems=64)
+    try:
+        if row["op"] == "leaky_relu":
+            fn = make(op=row["direction"], **small)
+            d = leaky.testing.check_op(fn, op=row["direction"], dtype="f32", elems=512, **small)
+        else:
+            fn = make(row["direction"], **small)
+            d = leaky.testing.check_op(fn, op=row["op"], direction=row["direction"], dtype="f32",
+                                       elems=512, **small)
+    except RuntimeError as e:
+        if "no OpenCL" in str(e) or "no device" in str(e).lower():
+            pytest.skip(str(e))
+        return False
+    return d.passed
 
 
 def bench_mode(row):
@@ -90,8 +127,7 @@ def cli_writes(row):
             described = json.load(f)
     if row["op"] == "leaky_relu":  # LeakyReLU's own format
         return described["op"] == "leaky_relu_" + row["direction"]
-    names = [p.strip().split("[")[0].rstrip("?") for p in row["outputs"].split(",")]
-    return described["op"] == row["op"] and list(described["outputs"]) == names
+    return described["op"] == row["op"] and list(described["outputs"]) == output_names(row)
 
 
 LAYERS = ["numpy", "torch.ops", "functional", "toolkit", "cli", "device", "bench"]
