@@ -173,17 +173,29 @@ std::string Checksum(const torch::Tensor& t) {
   return buffer;
 }
 
-LabData LoadLabData(const LabConfig& config) {
+// The images, read and counted (none for ring8): what can fail on the
+// user's data, before anything is written or trained.
+Digits LoadLabImages(const LabConfig& config) {
+  if (!IsImages(config.data)) return {};
+  const ImageSet& set = ImagesOf(config.data);
+  const ImageSplit split = SplitOf(config.data);
+  Digits all = LoadImages(set, config.data_dir);
+  const int64_t n = all.images.size(0);
+  if (n < split.classifier + split.reference + config.batch) {
+    throw std::runtime_error(std::string(set.title) + " in " + config.data_dir + " holds " +
+                             std::to_string(n) + " images, too few for the lab's split");
+  }
+  return all;
+}
+
+// The rest of the data from the images LoadLabImages read: the classifier
+// (trained the first time: minutes), the reference features and floors,
+// the probes, the fixed noise.
+LabData LoadLabData(const LabConfig& config, const Digits& all) {
   LabData data;
   if (IsImages(config.data)) {
-    const ImageSet& set = ImagesOf(config.data);
     const ImageSplit split = SplitOf(config.data);
-    Digits all = LoadImages(set, config.data_dir);
     const int64_t n = all.images.size(0);
-    if (n < split.classifier + split.reference + config.batch) {
-      throw std::runtime_error(std::string(set.title) + " in " + config.data_dir + " holds " +
-                               std::to_string(n) + " images, too few for the lab's split");
-    }
     torch::Generator split_gen = at::detail::createCPUGenerator(kClassifierSplitSeed);
     const torch::Tensor order = torch::randperm(n, split_gen, torch::kInt64);
     const torch::Tensor train = order.narrow(0, 0, split.classifier);
@@ -382,9 +394,23 @@ Results RunLab(const LabConfig& config, const std::atomic<bool>& stop) {
   Provenance provenance = CurrentProvenance();
   if (config.threads > 0) torch::set_num_threads(config.threads);
   const fs::path run_dir = fs::path(config.out_dir) / config.name;
-  // The data first: a lab that cannot read it leaves no folder behind.
-  const LabData data = LoadLabData(config);
+  // The images first: a lab that cannot read them leaves no folder behind.
+  // Then the folder, before the classifier trains (minutes the first
+  // time): an --out that cannot be made is said at once.
+  // A classifier cache that cannot be read then takes the new folder away
+  // again: a refused run leaves none.
+  const Digits images = LoadLabImages(config);
+  std::error_code error;
+  const bool existed = fs::exists(run_dir, error);
   PrepareRunFolder(config, run_dir);
+  const LabData data = [&] {
+    try {
+      return LoadLabData(config, images);
+    } catch (...) {
+      if (!existed) fs::remove_all(run_dir, error);
+      throw;
+    }
+  }();
   const int quality_every = config.quality_every > 0 ? config.quality_every
                                                      : std::max(1, config.steps / 20);
 
