@@ -205,7 +205,8 @@ std::string FamilyDefaultsJson(const std::string& op, const std::string& directi
 }
 
 // The verdict as JSON text; results: (dtype name, bytes) per output, in
-// the row's order (a dtype of another name is named in the mismatch).
+// the row's order (another of the toolkit's dtypes is named in the
+// mismatch; a dtype it has no name for is refused).
 std::string FamilyCheck(const std::string& op, const std::string& direction,
                         const std::string& dtype, uint64_t elements, uint64_t channels,
                         const std::string& dist, uint64_t seed, const std::string& params_json,
@@ -224,13 +225,14 @@ std::string FamilyCheck(const std::string& op, const std::string& direction,
       if (type != "u8") got.back().bits.clear();  // another type: no bytes to compare
       continue;
     }
+    // A dtype the toolkit names (f16 for f32, say) is a finding of the
+    // check; one it does not (int32) cannot be read as values at all.
     leaky_dtype d = want.dtype;
     try {
       d = ParseDtype(type);
     } catch (const GoldenError&) {
-      if (k == 0)
-        throw py::value_error(want.name + " must have dtype " + DtypeName(want.dtype) + ", not " +
-                              type);
+      throw py::value_error(want.name + " must have dtype " + DtypeName(want.dtype) + ", not " +
+                            type);
     }
     got.push_back(OperandFromBytes(want.name, d, false,
                                    reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));

@@ -151,6 +151,13 @@ def test_a_side_output_no_model_explains_is_a_named_mismatch():
      "elems must be at least 2 * channels"),
     (lambda: lt.check_op(lambda x, bias, **k: x, op="bias_act_dropout"), ValueError,
      "returned 1 array"),
+    # A side output of a dtype the toolkit has no name for is refused, not
+    # read as the golden's dtype (its mismatch named values, not the dtype).
+    (lambda: lt.check_op(
+        lambda dy, x, weight: (lnp.prelu_backward(dy, x, weight)[0],
+                               lnp.prelu_backward(dy, x, weight)[1].astype(np.int32)),
+        op="prelu", direction="backward", dtype="f32", elems=4096), ValueError,
+     "dweight must have dtype f32, not int32"),
 ])
 def test_bad_arguments_say_what_is_wrong(call, error, words):
     with pytest.raises(error) as raised:

@@ -25,7 +25,9 @@ grep -q "^PASS" "$work/check.txt" || fail "no PASS"
 for op in relu elu prelu rrelu bias_act bias_act_dropout; do
   for direction in forward backward; do
     g=$work/fam-$op-$direction
-    "$leaky" golden --op "$op" --direction "$direction" --dtype f32 --elems 8192 --channels 4 \
+    channels=()
+    case $op in prelu|bias_act*) channels=(--channels 4) ;; esac
+    "$leaky" golden --op "$op" --direction "$direction" --dtype f32 --elems 8192 "${channels[@]}" \
       --out "$g" --plan --preset npu --cores 4 --split even --tile-elems 512 > /dev/null \
       || fail "golden --op $op --direction $direction"
     "$leaky" device run --golden "$g" --out "$g/out.bin" > "$work/run.txt" 2>&1 \

@@ -131,6 +131,19 @@ refused 2 "upper must be at least lower" "$leaky" golden --op rrelu --param lowe
   --out "$work/new"
 refused 2 "elems must be at least 2 * channels (600) for prelu" "$leaky" golden --op prelu --channels 300 \
   --elems 100 --out "$work/new"
+# An option that would do nothing for the op is refused, not ignored.
+refused 2 "--param is for the family's other ops" "$leaky" golden --op forward --param alpha=2 \
+  --out "$work/new"
+refused 2 "--channels is for the family's other ops" "$leaky" golden --op backward --channels 8 \
+  --out "$work/new"
+refused 2 "--direction goes with a family op (--op leaky_relu --direction backward)" \
+  "$leaky" golden --op forward --direction backward --out "$work/new"
+refused 2 "--slope is LeakyReLU's; --op elu takes its scalars as --param NAME=VALUE" \
+  "$leaky" golden --op elu --slope 0.1 --out "$work/new"
+refused 2 "--input-scale is for LeakyReLU's 8-bit data; --op relu takes f32, f64, f16 or bf16" \
+  "$leaky" golden --op relu --input-scale 0.5 --out "$work/new"
+refused 2 "--channels is PReLU's and bias_act's; --op rrelu is elementwise" \
+  "$leaky" golden --op rrelu --channels 8 --out "$work/new"
 refused 2 "--side bogus=x: prelu backward's other outputs are dweight" \
   "$leaky" check "$work/fam/golden_dx.bin" --golden "$work/fam" --side bogus=x
 refused 2 "the output $work/fam/weight.bin holds 4 elements; prelu backward's dx has 256" \
@@ -218,6 +231,9 @@ if "$leaky" --help | grep -q "^  device"; then
   refused 2 "--device must be at least 0, not -1" "$leaky" device run --golden "$work/g" \
     --out "$work/d.bin" --device -1
   refused 2 "--golden $work/none does not exist" "$leaky" device run --golden "$work/none" --out "$work/d.bin"
+  # Without its arguments, in words (CLI11 said "A subcommand is required").
+  refused 2 "leaky device run: --golden is required" "$leaky" device run
+  refused 2 "leaky device: a command is required: one of run, bench" "$leaky" device
 else
   echo "skipped: this leaky has no device command"
 fi
@@ -327,6 +343,9 @@ if [ "$with_gan" = gan ]; then
   head -c 64 /dev/zero > "$work/pre.f32"
   refused 2 "cannot write --json /proc/x.json" "$leaky" precision "$work/pre.f32" --json /proc/x.json
   refused 2 "is a directory, not a raw f32 file" "$leaky" precision "$work"
+  # A text file (the issue's `leaky precision README.md` printed a table of zeros).
+  printf 'not floats\n' > "$work/notes.txt"
+  refused 2 "notes.txt: not a raw f32 file (11 bytes)" "$leaky" precision "$work/notes.txt"
   refused 2 "is a directory, not a JSON file" "$leaky" precision "$work/pre.f32" --json "$work"
   refused 2 "--slope must be a finite number" "$leaky" precision "$work/pre.f32" --slope nan
   refused 2 "unknown option --stpes (did you mean --steps?)" "${gan[@]}" --stpes 10

@@ -1,6 +1,7 @@
 // `leaky golden`: input and golden output files, bit-exact from the
 // library's scalar reference (8-bit data: its exact 8-bit path), for a
 // developer's own device kernel.
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <filesystem>
@@ -41,7 +42,44 @@ struct GoldenSettings {
   std::string direction = "forward";
   uint64_t channels = 4;
   std::vector<std::string> params;  // NAME=VALUE
+  std::vector<std::string> given;   // the options on the command line, by name
 };
+
+// An option that would do nothing for the op asked is refused in one line,
+// not ignored (--param on LeakyReLU, --slope or the 8-bit scales on ELU).
+void RefuseIgnoredOptions(const GoldenSettings& s) {
+  const auto given = [&](const char* name) {
+    return std::find(s.given.begin(), s.given.end(), name) != s.given.end();
+  };
+  const bool leaky_relu = s.op == "forward" || s.op == "backward";
+  if (leaky_relu) {
+    for (const char* name : {"--param", "--channels"}) {
+      if (given(name)) {
+        throw UsageError(std::string(name) + " is for the family's other ops (--op relu, elu, "
+                         "prelu, ...); LeakyReLU's scalar is --slope");
+      }
+    }
+    if (given("--direction")) {
+      throw UsageError("--direction goes with a family op (--op leaky_relu --direction " +
+                       s.direction + "); --op " + s.op + " names LeakyReLU's direction itself");
+    }
+    return;
+  }
+  if (given("--slope")) {
+    throw UsageError("--slope is LeakyReLU's; --op " + s.op +
+                     " takes its scalars as --param NAME=VALUE");
+  }
+  for (const char* name : {"--input-scale", "--input-zero-point", "--output-scale",
+                           "--output-zero-point", "--output-min", "--output-max", "--saturate"}) {
+    if (given(name)) {
+      throw UsageError(std::string(name) + " is for LeakyReLU's 8-bit data; --op " + s.op +
+                       " takes f32, f64, f16 or bf16");
+    }
+  }
+  if (given("--channels") && !IsChannelOp(s.op)) {
+    throw UsageError("--channels is PReLU's and bias_act's; --op " + s.op + " is elementwise");
+  }
+}
 
 // --param NAME=VALUE pairs as JSON: numbers, true/false and null as such,
 // anything else a string (act=lrelu).
@@ -153,6 +191,7 @@ int RunFamilyGolden(const GoldenSettings& s) {
 }
 
 int RunGolden(const GoldenSettings& s) {
+  RefuseIgnoredOptions(s);
   if (s.op != "forward" && s.op != "backward") return RunFamilyGolden(s);
   GoldenDescription d;
   d.op = s.op == "backward" ? "leaky_relu_backward" : "leaky_relu_forward";
@@ -267,10 +306,16 @@ void AddGoldenCommand(CLI::App& app, std::function<int()>& run) {
                     "to your kernel's cores and tiles without repeating them");
   AddPlanOptions(command, s->plan, /*with_op=*/false);
   AddEightBitOptions(command, s->eight_bit);
-  command->callback([&run, s, elements, dist] {
+  command->callback([&run, s, elements, dist, command] {
     if (elements->count() == 0 && s->shape.empty()) s->elements = 10007;
     s->dist_given = dist->count() > 0;
-    if (s->op == "leaky_relu") s->op = s->direction;
+    for (const CLI::Option* option : command->get_options()) {
+      if (option->count() > 0) s->given.push_back(option->get_name());
+    }
+    if (s->op == "leaky_relu") {
+      s->op = s->direction;
+      std::erase(s->given, "--direction");  // it names LeakyReLU's direction here
+    }
     run = [s] { return RunGolden(*s); };
   });
 }
