@@ -333,8 +333,8 @@ std::string RenderReport(const Results& results, const std::string& run_dir,
        << "padding:0 12px}table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;"
        << "padding:4px 6px;text-align:left;vertical-align:top}th{background:#f3f3f3}"
        << ".num{text-align:right}.right{text-align:right}th.group{text-align:center}"
-       << ".group{border-left:2px solid #999}.grids figure{display:inline-block;margin:4px}"
-       << ".grids img{image-rendering:pixelated;width:240px}.note{color:#555;max-width:70em}</style>"
+       << ".group{border-left:2px solid #999}.grids figure{display:inline-block;margin:4px;vertical-align:top}"
+       << ".grids img{image-rendering:pixelated;width:240px}.grids figcaption{width:240px}.note{color:#555;max-width:70em}</style>"
        << toolkit::VegaHead(scripts) << "</head><body>";
   html << "<h1>GAN lab: " << HtmlEscape(study.name) << "</h1><p>Data: <b>" << HtmlEscape(study.dataset)
        << "</b>, " << study.steps << " steps, batch " << study.batch << ", " << study.seeds
