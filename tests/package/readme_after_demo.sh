@@ -23,7 +23,9 @@ ln -s "$src/examples" examples
 ln -s "$src/python" python
 # With ccache, as make test's other builds (the demo turns it off: on a new
 # machine it only stores); the configuration and the targets are the demo's.
-make -C "$src" demo-build BUILD="$scratch/build" DEMO_CACHE=env > demo-build.log 2>&1 \
+# Run under `make test`: not the outer make's job server or flags.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+  make -C "$src" demo-build BUILD="$scratch/build" DEMO_CACHE=env > demo-build.log 2>&1 \
   || { tail -40 demo-build.log; fail "make demo-build"; }
 # The demo's configuration, not the full build's: no tests, no benchmark.
 grep -q "^LEAKY_BUILD_TESTS:BOOL=OFF$" build/CMakeCache.txt \
