@@ -15,6 +15,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libfmt-dev libfmt9
   libboost1.74-dev  # the 8-bit tests' exact reference (Boost.Multiprecision headers)
   libssl-dev libssl3  # libcrypto: the charting scripts' SHA-256 (toolkit/vega.cc)
+  zlib1g-dev zlib1g  # the report's sample grids (gan/results/grid_ink.cc) in the results replay
 )
 stamp="$root/.packages.sha256"
 sum=$(printf '%s\n' "${packages[@]}" | sha256sum | cut -d' ' -f1)
