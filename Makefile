@@ -33,8 +33,9 @@ build: bootstrap
 # What the demo runs and nothing else: the demo profile's packages (no test
 # frameworks, peers, cross compilers, QEMU, OpenCL, Chromium, Slurm or
 # Node.js) and the CLI with the GAN lab and its manual page, so that
-# `cmake --install` works (no tests, benchmarks or fuzz targets), its kernels compiled for this machine's best SIMD target and
-# the portable baseline only (LEAKY_SIMD_TARGETS=native: the library and
+# `cmake --install` works (no tests, benchmarks or fuzz targets), its
+# kernels compiled for this machine's best SIMD target and the portable
+# baseline only (LEAKY_SIMD_TARGETS=native: the library and
 # the toolkit in 74 s of compiling instead of 103; `make build` and `make
 # test` compile every target in the same folder, and recompile only the
 # library's files). On a machine without the lab's packages (LibTorch and
