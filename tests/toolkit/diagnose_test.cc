@@ -26,12 +26,14 @@ namespace {
 constexpr double kSlope = 0.2;
 constexpr uint64_t kN = 10007;
 
-PlanOptions EvenSplit() {
+// The article's kernel: the npu preset, an even split, fixed tiles, two
+// buffers.
+PlanOptions EvenSplit(uint32_t cores = 8, uint64_t tile_elems = 256) {
   PlanOptions options;
   options.preset = "npu";
-  options.cores = 8;
+  options.cores = cores;
   options.split = "even";
-  options.tile_elems = 256;
+  options.tile_elems = tile_elems;
   options.buffers = 2;
   return options;
 }
@@ -539,11 +541,7 @@ TEST(Layout, SplitPolicies) {
 // Two buffers: tile 2's copy-in waits for tile 0's copy-out (6 ns), so the
 // copy-outs end at 6, 8, 12. One buffer: fully serial, 18. Three: 10.
 TEST(Timeline, MatchesHandComputedPipelines) {
-  PlanOptions options;
-  options.preset = "npu";
-  options.cores = 1;
-  options.split = "even";
-  options.tile_elems = 100;
+  PlanOptions options = EvenSplit(1, 100);
   const Layout l = MakeLayout(options, LEAKY_F16, 300);
   const Timeline two = ModelTimeline(l, 2, 100.0, 50.0);
   ASSERT_EQ(two.cores.size(), 1u);
@@ -578,11 +576,7 @@ TEST(Timeline, MatchesHandComputedPipelines) {
 // than two pixels are drawn as blocks; the title's time is in the axis's
 // unit.
 TEST(Timeline, TiedCoresShareARowAndThinTilesMerge) {
-  PlanOptions options;
-  options.preset = "npu";
-  options.cores = 4;
-  options.split = "even";
-  options.tile_elems = 100;
+  const PlanOptions options = EvenSplit(4, 100);
   const Layout l = MakeLayout(options, LEAKY_F16, 400000);  // 1,000 tiles per core
   const Timeline t = ModelTimeline(l, 2, 10.0, 5.0);
   const std::string svg = TimelineSvg(t, "tied", 16);
