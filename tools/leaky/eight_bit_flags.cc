@@ -45,6 +45,13 @@ void AddEightBitOptions(CLI::App* command, EightBitFlags& f) {
               0, 1);
 }
 
+const char* GivenEightBitFlag(const EightBitFlags& f) {
+  for (const char* flag : kQuantizedFlags) {
+    if (Given(f, flag)) return flag;
+  }
+  return Given(f, "--saturate") ? "--saturate" : nullptr;
+}
+
 std::optional<leaky_q8_params> EightBitParams(const std::string& dtype, const EightBitFlags& f,
                                               const std::string& op, bool dist_given) {
   const std::optional<leaky_type8> type = ParseType8(dtype);

@@ -23,6 +23,10 @@ struct EightBitFlags {
 // --output-min --output-max --saturate.
 void AddEightBitOptions(CLI::App* command, EightBitFlags& flags);
 
+// The first 8-bit flag given on the command line, or nullptr: an op that
+// takes no 8-bit data refuses it by name.
+const char* GivenEightBitFlag(const EightBitFlags& flags);
+
 // The parameters for `dtype` (nullopt for a float dtype), the defaults
 // (DefaultQ8Params) overridden by the flags given. Throws UsageError or
 // GoldenError in one line: a flag of another type's, a bad value, or

@@ -1,7 +1,6 @@
 // `leaky golden`: input and golden output files, bit-exact from the
 // library's scalar reference (8-bit data: its exact 8-bit path), for a
 // developer's own device kernel.
-#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <filesystem>
@@ -42,15 +41,14 @@ struct GoldenSettings {
   std::string direction = "forward";
   uint64_t channels = 4;
   std::vector<std::string> params;  // NAME=VALUE
-  std::vector<std::string> given;   // the options on the command line, by name
+  const CLI::App* command = nullptr;  // which options were given
+  bool op_by_family_name = false;     // --op leaky_relu: --direction names LeakyReLU's
 };
 
 // An option that would do nothing for the op asked is refused in one line,
 // not ignored (--param on LeakyReLU, --slope or the 8-bit scales on ELU).
 void RefuseIgnoredOptions(const GoldenSettings& s) {
-  const auto given = [&](const char* name) {
-    return std::find(s.given.begin(), s.given.end(), name) != s.given.end();
-  };
+  const auto given = [&](const char* name) { return s.command->count(name) > 0; };
   const bool leaky_relu = s.op == "forward" || s.op == "backward";
   if (leaky_relu) {
     for (const char* name : {"--param", "--channels"}) {
@@ -59,7 +57,7 @@ void RefuseIgnoredOptions(const GoldenSettings& s) {
                          "prelu, ...); LeakyReLU's scalar is --slope");
       }
     }
-    if (given("--direction")) {
+    if (given("--direction") && !s.op_by_family_name) {
       throw UsageError("--direction goes with a family op (--op leaky_relu --direction " +
                        s.direction + "); --op " + s.op + " names LeakyReLU's direction itself");
     }
@@ -69,12 +67,9 @@ void RefuseIgnoredOptions(const GoldenSettings& s) {
     throw UsageError("--slope is LeakyReLU's; --op " + s.op +
                      " takes its scalars as --param NAME=VALUE");
   }
-  for (const char* name : {"--input-scale", "--input-zero-point", "--output-scale",
-                           "--output-zero-point", "--output-min", "--output-max", "--saturate"}) {
-    if (given(name)) {
-      throw UsageError(std::string(name) + " is for LeakyReLU's 8-bit data; --op " + s.op +
-                       " takes f32, f64, f16 or bf16");
-    }
+  if (const char* flag = GivenEightBitFlag(s.eight_bit)) {
+    throw UsageError(std::string(flag) + " is for LeakyReLU's 8-bit data; --op " + s.op +
+                     " takes f32, f64, f16 or bf16");
   }
   if (given("--channels") && !IsChannelOp(s.op)) {
     throw UsageError("--channels is PReLU's and bias_act's; --op " + s.op + " is elementwise");
@@ -306,16 +301,12 @@ void AddGoldenCommand(CLI::App& app, std::function<int()>& run) {
                     "to your kernel's cores and tiles without repeating them");
   AddPlanOptions(command, s->plan, /*with_op=*/false);
   AddEightBitOptions(command, s->eight_bit);
-  command->callback([&run, s, elements, dist, command] {
+  s->command = command;
+  command->callback([&run, s, elements, dist] {
     if (elements->count() == 0 && s->shape.empty()) s->elements = 10007;
     s->dist_given = dist->count() > 0;
-    for (const CLI::Option* option : command->get_options()) {
-      if (option->count() > 0) s->given.push_back(option->get_name());
-    }
-    if (s->op == "leaky_relu") {
-      s->op = s->direction;
-      std::erase(s->given, "--direction");  // it names LeakyReLU's direction here
-    }
+    s->op_by_family_name = s->op == "leaky_relu";
+    if (s->op_by_family_name) s->op = s->direction;
     run = [s] { return RunGolden(*s); };
   });
 }
