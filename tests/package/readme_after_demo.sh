@@ -12,20 +12,23 @@
 # - the README's Python example: after the demo's build it stops at
 #   `import leaky.numpy` with one line naming `make build`, as the README
 #   says (or, on a machine without Debian's PyTorch, at `import torch`).
-# Usage: readme_after_demo.sh SOURCE_DIR SCRATCH_DIR
+# Usage: readme_after_demo.sh SOURCE_DIR SCRATCH_DIR DEMO_BUILD_DIR
+# DEMO_BUILD_DIR is best beside the full build's folder: with the Makefile's
+# ccache base_dir, the files compiled alike there come from the cache.
 set -euo pipefail
-src=$1 scratch=$2
+src=$1 scratch=$2 demo_build=$3
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-rm -rf "$scratch" && mkdir -p "$scratch"
+rm -rf "$scratch" "$demo_build" && mkdir -p "$scratch"
 cd "$scratch"
 ln -s "$src/examples" examples
 ln -s "$src/python" python
+ln -s "$demo_build" build
 # With ccache, as make test's other builds (the demo turns it off: on a new
 # machine it only stores); the configuration and the targets are the demo's.
 # Run under `make test`: not the outer make's job server or flags.
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-  make -C "$src" demo-build BUILD="$scratch/build" DEMO_CACHE=env > demo-build.log 2>&1 \
+  make -C "$src" demo-build BUILD="$demo_build" DEMO_CACHE=env > demo-build.log 2>&1 \
   || { tail -40 demo-build.log; fail "make demo-build"; }
 # The demo's configuration, not the full build's: no tests, no benchmark.
 grep -q "^LEAKY_BUILD_TESTS:BOOL=OFF$" build/CMakeCache.txt \
