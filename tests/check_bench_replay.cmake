@@ -3,10 +3,11 @@
 # each check's chance that a rerun agrees, the expected number of changed
 # verdicts, and the busy-machine warning (runnable threads, not a load
 # average that still counts an ended run).
+# Without a rerun of the checks that are not firm (see the end).
 function(replay raw out)
   file(REMOVE_RECURSE ${out})
   execute_process(COMMAND ${CMAKE_COMMAND} -E env LEAKY_REPLAY_RAW=${raw}
-    ${LEAKY} bench --bench-binary ${REPLAY} --out ${out}
+    ${LEAKY} bench --bench-binary ${REPLAY} --out ${out} --rerun-passes 0
     RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
   if(NOT status EQUAL 0)
     message(FATAL_ERROR "leaky bench on ${raw} failed (${status}):\n${output}\n${errors}")
@@ -96,4 +97,68 @@ replay_variant("\"contender\": \"xnnpack\"" "\"contender\": \"not_a_peer\"" one_
 check("f32 fwd 1Mi @1T / each peer" verdict missing)
 if(NOT verdict STREQUAL "n/a")
   message(FATAL_ERROR "a \"best of\" check with one peer missing: ${verdict} (expected n/a)")
+endif()
+
+# Runs are rebuilt by pass: passes that differ more than their rounds do
+# (leaky at 0.90, 0.97 and 0.98 of a steady copy in the run's three passes,
+# +-0.2% within each) make a verdict less firm than the same 15 rounds in
+# one pass (here 0.54 against 0.67).
+replay(${DATA}/bench_replay_passes_raw.json ${OUT}/passes)
+check("f32 fwd 64Mi @1T / limit" verdict by_pass)
+file(READ ${DATA}/bench_replay_passes_raw.json raw)
+string(REPLACE "\"passes\": 3" "\"passes\": 1" raw "${raw}")
+file(WRITE ${OUT}/one_pass_raw.json "${raw}")
+replay(${OUT}/one_pass_raw.json ${OUT}/one_pass)
+check("f32 fwd 64Mi @1T / limit" verdict by_round)
+if(NOT by_pass LESS by_round OR NOT verdict STREQUAL "unclear")
+  message(FATAL_ERROR "passes that differ: a rerun agrees ${by_pass} by pass, ${by_round} in one pass")
+endif()
+if(by_round LESS 0.6 OR by_pass GREATER 0.6)
+  message(FATAL_ERROR "passes that differ: a rerun agrees ${by_pass} by pass (expected < 0.6), ${by_round} in one pass (expected >= 0.6)")
+endif()
+
+# The rerun: the benchmarks of the one check that is not firm (64 Mi at 2
+# threads against the copy, a rerun agrees 0.3-0.9), and only those, run
+# again; their samples follow the run's as rounds 15-24 in passes 1 and 2
+# (the rerun's 10 rounds in 2 passes, at 1.10 of the copy), and the check
+# reads all 25. The rerun's file also holds a benchmark that was not asked
+# for: it is left out.
+set(out ${OUT}/rerun)
+file(REMOVE_RECURSE ${out})
+execute_process(COMMAND ${CMAKE_COMMAND} -E env LEAKY_REPLAY_RAW=${DATA}/bench_replay_raw.json
+  LEAKY_REPLAY_RERUN=${DATA}/bench_replay_rerun_raw.json
+  ${LEAKY} bench --bench-binary ${REPLAY} --out ${out}
+  RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE errors)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "leaky bench with a rerun failed (${status}):\n${output}\n${errors}")
+endif()
+file(READ ${out}/raw-rerun.json.filter filter)
+if(NOT filter STREQUAL "^(leaky/f32/fwd/67108864/2|stream_copy/f32/fwd/67108864/2)$\n")
+  message(FATAL_ERROR "the rerun's filter: ${filter}")
+endif()
+file(READ ${out}/raw.json merged)
+string(JSON count LENGTH "${merged}" benchmarks)
+math(EXPR last "${count} - 1")
+foreach(i RANGE ${last})
+  string(JSON name GET "${merged}" benchmarks ${i} name)
+  string(JSON samples LENGTH "${merged}" benchmarks ${i} seconds)
+  if(name MATCHES "67108864/2$")
+    string(JSON passes GET "${merged}" benchmarks ${i} pass_ids)
+    string(JSON rounds GET "${merged}" benchmarks ${i} round_ids)
+    string(REGEX REPLACE "[ \n]" "" passes "${passes}")
+    string(REGEX REPLACE "[ \n]" "" rounds "${rounds}")
+    if(NOT samples EQUAL 25 OR NOT passes STREQUAL "[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1,1,1,1,1,2,2,2,2,2]"
+       OR NOT rounds MATCHES "^\\[0,1,2,.*,13,14,15,16,.*,23,24\\]$")
+      message(FATAL_ERROR "${name} after the rerun: ${samples} samples, passes ${passes}, rounds ${rounds}")
+    endif()
+  elseif(NOT samples EQUAL 15)
+    message(FATAL_ERROR "${name} was not to run again, and has ${samples} samples")
+  endif()
+endforeach()
+file(READ ${out}/bench.json summary)
+check("f32 fwd 64Mi @2T / limit" verdict again)
+string(JSON rounds GET "${summary}" targets 1 rounds)
+string(JSON rerun GET "${summary}" method rerun benchmarks)
+if(NOT rounds EQUAL 25 OR NOT rerun EQUAL 2)
+  message(FATAL_ERROR "the check after its rerun: ${rounds} rounds (expected 25), ${rerun} benchmarks rerun")
 endif()

@@ -109,10 +109,8 @@ Spread Summarize(std::vector<double> values) {
   return s;
 }
 
-// a's speed over b's: per round where both ran in one group (the rounds'
-// drift cancels), else over every pair of samples. Sample i of a group is
-// round i for each of its benchmarks, a slow one too: it runs the first
-// rounds only (leaky-bench's kSlowRounds), so the pairs are the first ones.
+// a's speed over b's: per round (a[i] and b[i] taken side by side, the
+// rounds' drift cancels), else over every pair of samples.
 Spread RatioOfSamples(const std::vector<double>& a, const std::vector<double>& b, bool paired) {
   std::vector<double> ratios;
   if (paired) {
@@ -127,26 +125,104 @@ Spread RatioOfSamples(const std::vector<double>& a, const std::vector<double>& b
   return s;
 }
 
+// The samples of a and b taken in the same round, as (a's, b's) indices in
+// a's order. A slow benchmark runs a pass's first rounds only (leaky-bench's
+// kSlowRounds), a rerun's benchmarks the rounds after the run's.
+std::vector<std::pair<size_t, size_t>> SameRounds(const Series& a, const Series& b) {
+  std::map<int, size_t> in_b;
+  for (size_t j = 0; j < b.gbps.size(); ++j) in_b[b.round[j]] = j;
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t i = 0; i < a.gbps.size(); ++i) {
+    if (const auto j = in_b.find(a.round[i]); j != in_b.end()) pairs.emplace_back(i, j->second);
+  }
+  return pairs;
+}
+
 Spread Ratio(const Series* a, const Series* b) {
   if (a == nullptr || b == nullptr || a->gbps.empty() || b->gbps.empty()) return {};
-  return RatioOfSamples(a->gbps, b->gbps, a->group == b->group);
+  if (a->group != b->group) return RatioOfSamples(a->gbps, b->gbps, false);
+  std::vector<double> x, y;
+  for (const auto& [i, j] : SameRounds(*a, *b)) {
+    x.push_back(a->gbps[i]);
+    y.push_back(b->gbps[j]);
+  }
+  return RatioOfSamples(x, y, true);
+}
+
+// Sample i's round and pass in a row of leaky-bench's JSON: the row's own
+// lists where a rerun was merged in (MergeRerun), else round i of the run,
+// whose rounds leaky-bench shares out over its passes in order.
+void RoundsAndPasses(const json& row, const json& context, std::vector<int>* round,
+                     std::vector<int>* pass) {
+  const size_t samples = row.at("seconds").size();
+  if (row.contains("round_ids")) {
+    *round = row.at("round_ids").get<std::vector<int>>();
+    *pass = row.at("pass_ids").get<std::vector<int>>();
+    if (round->size() != samples || pass->size() != samples) {
+      throw std::runtime_error("a benchmark's round_ids or pass_ids do not match its seconds");
+    }
+    return;
+  }
+  const int rounds = context.value("rounds", static_cast<int>(samples));
+  const int passes = std::max(1, context.value("passes", 1));
+  round->clear();
+  pass->clear();
+  for (int r = 0; r < static_cast<int>(samples); ++r) {
+    int p = 0;
+    while (p + 1 < passes && rounds * (p + 1) / passes <= r) ++p;
+    round->push_back(r);
+    pass->push_back(p);
+  }
 }
 
 Results Parse(const json& raw) {
   if (raw.value("format", "") != "leaky-bench-rounds-1") {
     throw std::runtime_error("not leaky-bench's JSON (format leaky-bench-rounds-1)");
   }
+  const json context = raw.value("context", json::object());
   Results results;
   for (const json& row : raw.at("benchmarks")) {
     if (row.contains("error")) continue;
     const Key key{row.at("dtype").get<std::string>(), row.at("mode").get<std::string>(),
                   row.at("elements").get<long long>(), row.at("threads").get<int>()};
-    Series series{row.at("group").get<std::string>(), {}};
+    Series series{row.at("group").get<std::string>(), {}, {}, {}};
     const double bytes = row.at("bytes").get<double>();
     for (const json& seconds : row.at("seconds")) series.gbps.push_back(bytes / seconds.get<double>() / 1e9);
+    RoundsAndPasses(row, context, &series.round, &series.pass);
     results[key][row.at("contender").get<std::string>()] = std::move(series);
   }
   return results;
+}
+
+void MergeRerun(json* raw, const json& rerun, const std::vector<std::string>& names) {
+  json& context = raw->at("context");
+  if (context.contains("rerun")) throw std::logic_error("MergeRerun: the run has a rerun already");
+  const json rerun_context = rerun.value("context", json::object());
+  const int first_round = context.value("rounds", 0), first_pass = context.value("passes", 1);
+  std::map<std::string, const json*> again;
+  for (const json& row : rerun.at("benchmarks")) {
+    const std::string name = row.at("name");
+    if (!row.contains("error") && std::find(names.begin(), names.end(), name) != names.end()) {
+      again[name] = &row;
+    }
+  }
+  for (json& row : raw->at("benchmarks")) {
+    const auto other = again.find(row.at("name").get<std::string>());
+    if (row.contains("error") || other == again.end()) continue;
+    std::vector<int> round, pass, more_round, more_pass;
+    RoundsAndPasses(row, context, &round, &pass);
+    RoundsAndPasses(*other->second, rerun_context, &more_round, &more_pass);
+    for (size_t i = 0; i < more_round.size(); ++i) {
+      row["seconds"].push_back(other->second->at("seconds").at(i));
+      round.push_back(first_round + more_round[i]);
+      pass.push_back(first_pass + more_pass[i]);
+    }
+    row["round_ids"] = round;
+    row["pass_ids"] = pass;
+  }
+  context["rerun"] = {{"rounds", rerun_context.value("rounds", 0)},
+                      {"passes", rerun_context.value("passes", 1)},
+                      {"benchmarks", again.size()}};
 }
 
 const Series* Get(const Results& results, const Key& key, const std::string& contender) {
@@ -160,9 +236,19 @@ Spread Of(const Series* s) { return s == nullptr ? Spread{} : Summarize(s->gbps)
 
 // The streaming-copy limit for the same bytes: in-place forward, ELU and
 // ReLU move the bytes of an out-of-place forward.
-const Series* Limit(const Results& results, Key key) {
+Key LimitKey(Key key) {
   if (key.mode == "fwd_inplace" || key.mode == "elu_fwd" || key.mode == "relu_fwd") key.mode = "fwd";
-  return Get(results, key, "stream_copy");
+  return key;
+}
+
+const Series* Limit(const Results& results, const Key& key) {
+  return Get(results, LimitKey(key), "stream_copy");
+}
+
+// leaky-bench's name of a benchmark (its --filter matches these).
+std::string BenchmarkName(const Key& key, const std::string& contender) {
+  return contender + "/" + key.dtype + "/" + key.mode + "/" + std::to_string(key.elements) + "/" +
+         std::to_string(key.threads);
 }
 
 // The peer among `peers` with the higher median GB/s.
@@ -304,47 +390,89 @@ std::string Judge(const std::vector<Spread>& ratios, double needed, Spread* show
   return verdict;
 }
 
+// Items (samples, or pairs of samples) grouped by the pass they were taken
+// in, passes in order.
+using ByPass = std::vector<std::vector<size_t>>;
+
+ByPass GroupByPass(const std::vector<int>& pass_of_item) {
+  std::map<int, std::vector<size_t>> passes;
+  for (size_t i = 0; i < pass_of_item.size(); ++i) passes[pass_of_item[i]].push_back(i);
+  ByPass grouped;
+  for (auto& [pass, items] : passes) grouped.push_back(std::move(items));
+  return grouped;
+}
+
+// A run rebuilt from one: as many passes as it had, drawn from its passes
+// with replacement, each drawn pass's items drawn from it with replacement.
+std::vector<size_t> DrawByPass(const ByPass& passes, std::mt19937_64& random) {
+  std::vector<size_t> drawn;
+  for (size_t p = 0; p < passes.size(); ++p) {
+    const std::vector<size_t>& pass = passes[random() % passes.size()];
+    for (size_t k = 0; k < pass.size(); ++k) drawn.push_back(pass[random() % pass.size()]);
+  }
+  return drawn;
+}
+
 // The chance that two runs like this one give a check the same verdict:
 // the sum over verdicts of p^2, where p is a verdict's share among runs
-// rebuilt from this run's rounds, drawn with replacement. Against a peer of
-// the same group the samples of a round are drawn together (one draw of
-// rounds serves every such peer of the same length); against another
-// group, or a slow peer with fewer rounds, each side is drawn on its own.
-// Summed over the checks, 1 minus this is the number of verdicts expected
-// to change between two runs. It treats rounds as independent, though the
-// passes differ somewhat (docs/design.md), so it leans low: on four pairs
-// of full runs the figures of each pair's two runs were 5.9 and 5.1, 7.9
-// and 9.4, 8.0 and 6.5, 6.2 and 8.6 against 4, 9, 10 and 12 changes seen.
-// A fixed seed: the same samples give the same figure.
+// rebuilt from this run, drawn by pass (DrawByPass). Passes differ beyond
+// their rounds' spread (docs/design.md), so drawing rounds alone, as this
+// did before, leaned low: 4, 9, 10 and 12 changes seen against pairs of
+// figures 5.9 and 5.1, 7.9 and 9.4, 8.0 and 6.5, 6.2 and 8.6. Against a
+// peer of the same group the two samples of a round are drawn together
+// (one draw serves every such peer that ran every round); against another
+// group each side is drawn on its own. Summed over the checks, 1 minus
+// this is the number of verdicts expected to change between two runs. A
+// fixed seed: the same samples give the same figure.
 double RepeatChance(const Series& ours, const std::vector<const Series*>& theirs, double needed) {
   constexpr int kDraws = 1000;
   std::mt19937_64 random(20261205);
-  auto draw = [&random](const std::vector<double>& from, const std::vector<size_t>* picks) {
-    std::vector<double> drawn(picks != nullptr ? picks->size() : from.size());
-    for (size_t i = 0; i < drawn.size(); ++i) {
-      drawn[i] = from[picks != nullptr ? (*picks)[i] : random() % from.size()];
-    }
+  auto values = [](const std::vector<double>& from, const std::vector<size_t>& picks) {
+    std::vector<double> drawn;
+    for (size_t i : picks) drawn.push_back(from[i]);
     return drawn;
   };
-  auto pick = [&random](size_t rounds) {
-    std::vector<size_t> picks(rounds);
-    for (size_t& r : picks) r = random() % rounds;
-    return picks;
+  struct Peer {
+    std::vector<std::pair<size_t, size_t>> pairs;  // same group: rounds both ran
+    ByPass passes;                                 // the pairs', or another group's samples
+    bool every_round = false;                      // pairs[i].first == i for each of ours
   };
+  const ByPass our_passes = GroupByPass(ours.pass);
+  std::vector<Peer> peers(theirs.size());
+  for (size_t k = 0; k < theirs.size(); ++k) {
+    const Series* s = theirs[k];
+    if (s == nullptr) continue;
+    if (s->group != ours.group) {
+      peers[k].passes = GroupByPass(s->pass);
+      continue;
+    }
+    peers[k].pairs = SameRounds(ours, *s);
+    peers[k].every_round = peers[k].pairs.size() == ours.gbps.size();
+    std::vector<int> pass_of_pair;
+    for (const auto& [i, j] : peers[k].pairs) pass_of_pair.push_back(ours.pass[i]);
+    peers[k].passes = GroupByPass(pass_of_pair);
+  }
   std::map<std::string, int> verdicts;
   for (int d = 0; d < kDraws; ++d) {
-    const std::vector<size_t> shared = pick(ours.gbps.size());
+    const std::vector<size_t> shared = DrawByPass(our_passes, random);
     std::vector<Spread> ratios;
-    for (const Series* s : theirs) {
+    for (size_t k = 0; k < theirs.size(); ++k) {
+      const Series* s = theirs[k];
       if (s == nullptr) {
         ratios.emplace_back();  // not measured: n/a in every draw
       } else if (s->group != ours.group) {
-        ratios.push_back(RatioOfSamples(draw(ours.gbps, nullptr), draw(s->gbps, nullptr), false));
-      } else if (s->gbps.size() == ours.gbps.size()) {
-        ratios.push_back(RatioOfSamples(draw(ours.gbps, &shared), draw(s->gbps, &shared), true));
-      } else {  // a slow peer: its rounds are the first ones
-        const std::vector<size_t> own = pick(std::min(ours.gbps.size(), s->gbps.size()));
-        ratios.push_back(RatioOfSamples(draw(ours.gbps, &own), draw(s->gbps, &own), true));
+        ratios.push_back(RatioOfSamples(values(ours.gbps, DrawByPass(our_passes, random)),
+                                        values(s->gbps, DrawByPass(peers[k].passes, random)),
+                                        false));
+      } else {
+        const std::vector<size_t> picks =
+            peers[k].every_round ? shared : DrawByPass(peers[k].passes, random);
+        std::vector<double> x, y;
+        for (size_t p : picks) {
+          x.push_back(ours.gbps[peers[k].pairs[p].first]);
+          y.push_back(s->gbps[peers[k].pairs[p].second]);
+        }
+        ratios.push_back(RatioOfSamples(x, y, true));
       }
     }
     ++verdicts[Judge(ratios, needed, nullptr, nullptr)];
@@ -359,9 +487,6 @@ double RepeatChance(const Series& ours, const std::vector<const Series*>& theirs
 
 json CheckTargets(const Results& results, const std::vector<int>& thread_counts) {
   json checks = json::array();
-  std::printf("\nTargets (docs/design.md; ratio = leaky's GB/s over the other's, median [quartiles] "
-              "over rounds paired in time;\nPASS: the quartiles reach the target, MISS: neither does, "
-              "unclear: the spread crosses it):\n");
   for (const Target& t : kTargets) {
     std::vector<long long> sizes;
     if (std::string(t.elements) == "each") {
@@ -386,13 +511,20 @@ json CheckTargets(const Results& results, const std::vector<int>& thread_counts)
         // What leaky is held against: one series, or each peer of "best of"
         // (named in peer_names); nullptr where nothing was measured (n/a).
         std::vector<const Series*> peers;
-        std::vector<std::string> peer_names;
-        auto measured = [](const Series* s) { return s != nullptr && !s->gbps.empty() ? s : nullptr; };
+        std::vector<std::string> peer_names, benchmarks;
+        // A measured series, its name kept; nullptr if not measured.
+        auto use = [&](const Key& of, const std::string& contender) -> const Series* {
+          const Series* s = Get(results, of, contender);
+          if (s == nullptr || s->gbps.empty()) return nullptr;
+          benchmarks.push_back(BenchmarkName(of, contender));
+          return s;
+        };
+        const Series* ours = use(key, "leaky");
         if (against == "limit") {
-          peers = {measured(Limit(results, key))};
+          peers = {use(LimitKey(key), "stream_copy")};
         } else if (against.starts_with("best of ")) {
           for (const std::string& peer : SplitList(against.substr(8))) {
-            peers.push_back(measured(Get(results, key, peer)));
+            peers.push_back(use(key, peer));
             peer_names.push_back(peer);
           }
           label = "each peer";
@@ -409,13 +541,12 @@ json CheckTargets(const Results& results, const std::vector<int>& thread_counts)
               other.dtype = modifier;
             }
           }
-          peers = {measured(Get(results, other, contender))};
+          peers = {use(other, contender)};
         }
-        const Series* ours = Get(results, key, "leaky");
         Spread ratio;
         std::string verdict = "n/a";
         double repeat = NAN;
-        if (ours != nullptr && !ours->gbps.empty()) {
+        if (ours != nullptr) {
           std::vector<Spread> ratios;
           for (const Series* peer : peers) ratios.push_back(Ratio(ours, peer));
           size_t deciding = 0;
@@ -435,14 +566,51 @@ json CheckTargets(const Results& results, const std::vector<int>& thread_counts)
                           {"needed", t.at_least},
                           {"verdict", verdict},
                           {"repeat_chance", Number(repeat)},
+                          {"firm", verdict != "n/a" && repeat >= kFirm},
+                          {"benchmarks", benchmarks},
                           {"pass", verdict == "PASS"}});
-        if (verdict == "n/a") continue;  // not measured (a filter, one core): counted below
-        std::printf("  %-7s %-82s %-18s (needs >= %.2f; a rerun agrees %3.0f%%)\n", verdict.c_str(),
-                    what.c_str(), FormatRatio(ratio).c_str(), t.at_least, 100 * repeat);
       }
     }
   }
   return checks;
+}
+
+double ExpectedChanges(const json& checks) {
+  double changes = 0;
+  for (const json& c : checks) {
+    if (c.at("verdict") != "n/a") changes += 1 - c.at("repeat_chance").get<double>();
+  }
+  return changes;
+}
+
+void PrintChecks(const json& checks) {
+  std::printf(
+      "\nTargets (docs/design.md; ratio = leaky's GB/s over the other's, median [quartiles] "
+      "over rounds paired in time;\nPASS: the quartiles reach the target, MISS: neither does, "
+      "unclear: the spread crosses it):\n");
+  std::map<std::string, int> count;
+  int firm = 0;
+  for (const json& c : checks) {
+    const std::string verdict = c.at("verdict");
+    ++count[verdict];
+    if (verdict == "n/a") continue;  // not measured (a filter, one core): counted below
+    firm += c.at("firm").get<bool>();
+    Spread ratio;
+    if (c.at("ratio_iqr").is_array()) {
+      ratio = {c.at("ratio").get<double>(), c.at("ratio_iqr")[0].get<double>(),
+               c.at("ratio_iqr")[1].get<double>(), c.at("rounds").get<size_t>()};
+    }
+    std::printf("  %-7s %-82s %-18s (needs >= %.2f; a rerun agrees %3.0f%%)\n", verdict.c_str(),
+                c.at("target").get<std::string>().c_str(), FormatRatio(ratio).c_str(),
+                c.at("needed").get<double>(), 100 * c.at("repeat_chance").get<double>());
+  }
+  const int judged = count["PASS"] + count["MISS"] + count["unclear"];
+  std::printf("  %d PASS, %d MISS, %d unclear, %d not measured in this run\n", count["PASS"],
+              count["MISS"], count["unclear"], count["n/a"]);
+  std::printf(
+      "  verdicts expected to differ between two runs like this one: %.1f of %d; firm (a rerun "
+      "agrees %.0f%% or more): %d\n",
+      ExpectedChanges(checks), judged, 100 * kFirm, firm);
 }
 
 // When the machine was busy, a run's numbers are the machine's: said

@@ -26,10 +26,13 @@ inline const std::vector<std::string> kContenders = {"leaky", "leaky_cached", "l
 inline const std::vector<std::string> kPeers = {"onednn", "xnnpack"};
 
 // One benchmark's GB/s, a sample per round, and its interleaving group
-// (samples of one group and round were taken side by side).
+// (samples of one group and round were taken side by side); round[i] and
+// pass[i] are sample i's round and pass (a rerun's follow the run's:
+// MergeRerun).
 struct Series {
   std::string group;
   std::vector<double> gbps;
+  std::vector<int> round, pass;
 };
 
 // Results: key -> contender -> samples.
@@ -53,9 +56,13 @@ Spread Of(const Series* s);
 Spread Ratio(const Series* a, const Series* b);
 // leaky-bench's JSON (format leaky-bench-rounds-1); std::runtime_error otherwise.
 Results Parse(const nlohmann::json& raw);
+// Appends to `raw` the samples of `rerun` (leaky-bench run again on the
+// benchmarks `names`) as rounds and passes after the run's own.
+void MergeRerun(nlohmann::json* raw, const nlohmann::json& rerun,
+                const std::vector<std::string>& names);
 const Series* Get(const Results& results, const Key& key, const std::string& contender);
 // The streaming-copy limit for the same bytes.
-const Series* Limit(const Results& results, Key key);
+const Series* Limit(const Results& results, const Key& key);
 // The faster of `peers` (its name in *which).
 const Series* BestPeer(const Results& results, const Key& key, const std::vector<std::string>& peers,
                        std::string* which);
@@ -64,8 +71,18 @@ std::string FormatRatio(const Spread& s);
 std::string SizeLabel(long long n);
 // The summary JSON's rows.
 nlohmann::json SummarizeRows(const Results& results);
-// Every target's verdicts for the thread counts measured.
+// Every target's verdicts for the thread counts measured, each with the
+// benchmarks it reads (leaky-bench's names) and the chance that a rerun
+// agrees.
 nlohmann::json CheckTargets(const Results& results, const std::vector<int>& thread_counts);
+// The checks as a table, with the verdicts' count, the changes expected
+// between two runs like this one and the verdicts that are firm.
+void PrintChecks(const nlohmann::json& checks);
+// The sum over the checks judged of 1 minus the chance that a rerun agrees.
+double ExpectedChanges(const nlohmann::json& checks);
+// A check whose verdict two runs like this one agree on at least this often
+// is firm; `leaky bench` samples the others again after the run.
+constexpr double kFirm = 0.9;
 // What a busy machine did to the run.
 nlohmann::json Warnings(const nlohmann::json& raw, const Results& results);
 

@@ -44,6 +44,7 @@ struct Settings {
   double min_time = 0.1;
   int rounds = 15;
   int passes = 3;
+  int rerun_passes = 2;
   bool quick = false;
   bool targets = false;
   std::string bench_binary;
@@ -222,18 +223,23 @@ int RunBench(const Settings& settings) {
   fs::create_directories(out, error);
   if (error) throw std::runtime_error("cannot create " + out.string() + ": " + error.message());
   const fs::path raw_path = out / "raw.json";
-  std::string command = Quote(binary) + " --out=" + Quote(raw_path.string()) +
-                        " --rounds=" + std::to_string(settings.rounds) +
-                        " --passes=" + std::to_string(settings.passes) +
-                        " --min-time=" + std::to_string(settings.min_time);
-  if (settings.quick) command += " --quick";
-  if (!settings.filter.empty()) command += " --filter=" + Quote(settings.filter);
-  command += " > " + Quote((out / "console.txt").string());
-  std::fprintf(stderr, "running %s\n", command.c_str());
-  if (std::system(command.c_str()) != 0) throw std::runtime_error("leaky-bench failed");
+  // leaky-bench on `filter` (none: every benchmark) into `to`.
+  auto run_bench = [&](const fs::path& to, int rounds, int passes, double min_time,
+                       const std::string& filter, const char* console) {
+    std::string command =
+        Quote(binary) + " --out=" + Quote(to.string()) + " --rounds=" + std::to_string(rounds) +
+        " --passes=" + std::to_string(passes) + " --min-time=" + std::to_string(min_time);
+    if (settings.quick) command += " --quick";
+    if (!filter.empty()) command += " --filter=" + Quote(filter);
+    command += " > " + Quote((out / console).string());
+    std::fprintf(stderr, "running %s\n", command.c_str());
+    if (std::system(command.c_str()) != 0) throw std::runtime_error("leaky-bench failed");
+  };
+  run_bench(raw_path, settings.rounds, settings.passes, settings.min_time, settings.filter,
+            "console.txt");
 
   json raw;
-  const Results results = ReadResults(raw_path, &raw);
+  Results results = ReadResults(raw_path, &raw);
   if (results.empty()) throw std::runtime_error("leaky-bench produced no results");
   std::vector<int> thread_counts;
   for (const auto& [key, v] : results) {
@@ -242,25 +248,56 @@ int RunBench(const Settings& settings) {
     }
   }
   std::sort(thread_counts.begin(), thread_counts.end());
-  std::printf("GB/s (bytes read + written): median over %d interleaved rounds in %d passes (IQR as "
-              "%% of the median);\nlimit = non-temporal streaming copy of the same bytes; ratios: median "
-              "[quartiles] of per-round ratios\n",
-              settings.rounds, raw.at("context").value("passes", 1));
-  PrintTable(results);
-  const json targets = CheckTargets(results, thread_counts);
-  int pass = 0, miss = 0, unclear = 0;
-  double changes = 0;
+  json targets = CheckTargets(results, thread_counts);
+  // The benchmarks of every check that is not firm run again, in more
+  // passes of the run's pass length, after the run: their verdicts then
+  // stand on samples from more stretches of the host's memory (docs/design.md,
+  // "How firm each verdict is").
+  std::vector<std::string> again;
   for (const json& t : targets) {
-    const std::string v = t.at("verdict");
-    pass += v == "PASS";
-    miss += v == "MISS";
-    unclear += v == "unclear";
-    if (v != "n/a") changes += 1 - t.at("repeat_chance").get<double>();
+    if (t.at("verdict") == "n/a" || t.at("firm").get<bool>()) continue;
+    for (const json& name : t.at("benchmarks")) {
+      if (std::find(again.begin(), again.end(), name) == again.end()) again.push_back(name);
+    }
   }
-  std::printf("  %d PASS, %d MISS, %d unclear, %d not measured in this run\n", pass, miss, unclear,
-              static_cast<int>(targets.size()) - pass - miss - unclear);
-  std::printf("  verdicts expected to differ between two runs like this one: %.1f of %d\n", changes,
-              pass + miss + unclear);
+  if (settings.rerun_passes > 0 && !again.empty()) {
+    const int passes = raw.at("context").value("passes", 1);
+    const int rounds = std::max(1, settings.rounds / passes) * settings.rerun_passes;
+    std::string filter = "^(";
+    for (const std::string& name : again) {
+      for (char c : name) {
+        if (std::string("\\^$.|?*+()[]{}").find(c) != std::string::npos) filter += '\\';
+        filter += c;
+      }
+      filter += name == again.back() ? ")$" : "|";
+    }
+    const fs::path rerun_path = out / "raw-rerun.json";
+    run_bench(rerun_path, rounds, settings.rerun_passes,
+              settings.min_time * rounds / settings.rounds, filter, "console-rerun.txt");
+    json rerun;
+    ReadResults(rerun_path, &rerun);
+    MergeRerun(&raw, rerun, again);
+    std::ofstream(raw_path) << raw.dump(1) << "\n";
+    results = ReadResults(raw_path, &raw);
+    targets = CheckTargets(results, thread_counts);
+  }
+  std::printf(
+      "GB/s (bytes read + written): median over %d interleaved rounds in %d passes (IQR as "
+      "%% of the median)",
+      settings.rounds, raw.at("context").value("passes", 1));
+  if (const json* rerun =
+          raw.at("context").contains("rerun") ? &raw["context"]["rerun"] : nullptr) {
+    std::printf(
+        ", and the %d benchmarks of the checks that were not firm %d rounds more in %d passes",
+        rerun->at("benchmarks").get<int>(), rerun->at("rounds").get<int>(),
+        rerun->at("passes").get<int>());
+  }
+  std::printf(
+      ";\nlimit = non-temporal streaming copy of the same bytes; ratios: median [quartiles] of "
+      "per-round ratios\n");
+  PrintTable(results);
+  PrintChecks(targets);
+  const double changes = ExpectedChanges(targets);
   const json warnings = Warnings(raw, results);
   const json machine = raw.value("machine", json::object());
   std::printf("\nMachine: %s\n", machine.dump().c_str());
@@ -283,10 +320,16 @@ int RunBench(const Settings& settings) {
                                   context("pause_floor_us").dump() + " us, cap " +
                                   context("pause_cap_us").dump() + " us), then one untimed call"},
                     {"statistics", "median and quartiles over rounds; ratios paired by round"},
-                    {"verdict", "PASS if the ratio's first quartile reaches the target, MISS if "
-                                "its third quartile does not, else unclear"},
-                    {"repeat_chance", "the chance that two runs like this one agree on a verdict, "
-                                      "from 1000 runs rebuilt from this one's rounds"}}},
+                    {"verdict",
+                     "PASS if the ratio's first quartile reaches the target, MISS if "
+                     "its third quartile does not, else unclear"},
+                    {"repeat_chance",
+                     "the chance that two runs like this one agree on a verdict, "
+                     "from 1000 runs rebuilt from this one's passes and rounds"},
+                    {"firm",
+                     "a rerun agrees at least 90% of the time; the benchmarks of the "
+                     "other checks ran again after the run (rerun)"},
+                    {"rerun", context("rerun")}}},
                   {"verdicts_expected_to_change", changes},
                   {"machine", machine},
                   {"warnings", warnings},
@@ -325,6 +368,12 @@ void AddBenchCommand(CLI::App& app, std::function<int()>& run) {
                                   "samples span the whole run")
                   ->capture_default_str(),
               1, 100);
+  WholeNumber(command
+                  ->add_option("--rerun-passes", settings->rerun_passes,
+                               "Passes of the run's pass length in which the benchmarks of the "
+                               "checks that are not firm run again after the run (0: none)")
+                  ->capture_default_str(),
+              0, 100);
   FiniteNumber(command->add_option("--min-time", settings->min_time,
                                    "Timed seconds per benchmark, over all its rounds")
                    ->capture_default_str(),
