@@ -260,7 +260,8 @@ int RunBench(const Settings& settings) {
       if (std::find(again.begin(), again.end(), name) == again.end()) again.push_back(name);
     }
   }
-  if (settings.rerun_passes > 0 && !again.empty()) {
+  // (A replayed run that was rerun already keeps its samples.)
+  if (settings.rerun_passes > 0 && !again.empty() && !raw.at("context").contains("rerun")) {
     const int passes = raw.at("context").value("passes", 1);
     const int rounds = std::max(1, settings.rounds / passes) * settings.rerun_passes;
     std::string filter = "^(";
