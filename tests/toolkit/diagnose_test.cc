@@ -487,10 +487,9 @@ TEST_P(Fault, ComputedBeforeTheCopyInArrived) {
 
 // docs/toolkit.md's table of findings names every kind, in the order of
 // kFindingKinds (finding_kinds.inc), and nothing else: the one list and the
-// user's page cannot drift apart. The page is found from this source file.
+// user's page cannot drift apart.
 TEST(FindingKinds, TheDocsTableListsEveryKindInOrder) {
-  const std::filesystem::path page =
-      std::filesystem::path(__FILE__).parent_path() / ".." / ".." / "docs" / "toolkit.md";
+  const std::filesystem::path page = std::filesystem::path(LEAKY_SOURCE_DIR) / "docs" / "toolkit.md";
   std::ifstream in(page);
   ASSERT_TRUE(in) << "cannot read " << page;
   std::vector<std::string> documented;  // the backquoted names of the table's first column
