@@ -279,7 +279,7 @@ int RunBench(const Settings& settings) {
     ReadResults(rerun_path, &rerun);
     MergeRerun(&raw, rerun, again);
     std::ofstream(raw_path) << raw.dump(1) << "\n";
-    results = ReadResults(raw_path, &raw);
+    results = Parse(raw);  // the merged samples, already in memory
     targets = CheckTargets(results, thread_counts);
   }
   std::printf(
