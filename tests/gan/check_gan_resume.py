@@ -37,10 +37,10 @@ fetch = subprocess.run(["bash", os.path.join(checkout, "scripts", "fetch_mnist.s
 assert fetch.returncode == 0, fetch.stderr
 data = os.path.join(checkout, "data", "mnist")
 # Six runs with every kind of state: RReLU's offsets, PReLU's slopes, batch
-# norm's running statistics; checkpoints every 20 of 100 steps.
-study = [leaky, "gan", "--data", "mnist", "--steps", "100", "--log-every", "10",
+# norm's running statistics; checkpoints every 10 of 40 steps.
+study = [leaky, "gan", "--data", "mnist", "--steps", "40", "--log-every", "10",
          "--acts", "relu,rrelu,prelu", "--d-norm", "both", "--samples", "100",
-         "--checkpoint-every", "20", "--threads", "1", "--no-speed-check",
+         "--checkpoint-every", "10", "--threads", "1", "--no-speed-check",
          "--data-dir", data, "--out", scratch]
 started = []
 
@@ -142,8 +142,8 @@ try:
 
     # Never replaced silently.
     other = list(study)
-    other[other.index("--steps") + 1] = "60"
-    one_line_refusal(other + ["--name", "reference"], "holds another study (steps 100, not 60)")
+    other[other.index("--steps") + 1] = "20"
+    one_line_refusal(other + ["--name", "reference"], "holds another study (steps 40, not 20)")
     one_line_refusal(study + ["--name", ""], "--name must not be empty")
     one_line_refusal(study + ["--name", "../escape"], "must be a folder name inside --out")
     one_line_refusal(study + ["--name", ".."], "must be a folder name inside --out")
@@ -152,11 +152,11 @@ try:
                             text=True, timeout=900)
     assert forced.returncode == 0, forced.stderr[-3000:]
     with open(os.path.join(scratch, "reference", "results.json")) as f:
-        assert '"steps": 60' in f.read()
+        assert '"steps": 20' in f.read()
     # The same study again: nothing is trained twice, the results are the same.
     again = subprocess.run(other + ["--name", "reference"], capture_output=True, text=True,
                            timeout=900)
-    assert again.returncode == 0 and "step 10/60" not in again.stderr, again.stderr[-2000:]
+    assert again.returncode == 0 and "step 10/20" not in again.stderr, again.stderr[-2000:]
 
     # A damaged classifier cache: one line naming the file and the fix
     # (LibTorch's own message was a 3.4 KB stack dump).
