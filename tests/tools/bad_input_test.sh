@@ -96,6 +96,10 @@ timeout 60 "$leaky" plan --elems 100000000000000 --tile-elems 1 > /dev/null \
 # A command this build lacks says which command builds it.
 mkdir -p "$work/alone" && cp "$leaky" "$work/alone/leaky"
 refused 2 "this build has no benchmark program" "$work/alone/leaky" bench
+# The GAN lab's commands run leaky-gan, beside leaky: missing, said so.
+if "$leaky" --help | grep -q "^  gan "; then
+  refused 2 "cannot run the GAN lab's program $work/alone/leaky-gan" "$work/alone/leaky" gan --steps 1
+fi
 rm -r "$work/alone"
 if "$leaky" --help | grep -q "^  device"; then
   refused 2 "unknown command 'list'; the commands: run" "$leaky" device list

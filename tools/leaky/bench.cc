@@ -24,8 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "cli_checks.h"
+#include "app.h"
 #include "bench_verdicts.h"
+#include "cli_checks.h"
 #include "commands.h"
 #include "vega.h"
 
@@ -49,12 +50,6 @@ struct Settings {
   bool targets = false;
   std::string bench_binary;
 };
-
-std::string SelfDirectory() {
-  std::error_code error;
-  const fs::path self = fs::read_symlink("/proc/self/exe", error);
-  return error ? std::string(".") : self.parent_path().string();
-}
 
 void PrintTable(const Results& results) {
   std::printf("%-5s %-20s %5s %3s |", "dtype", "mode", "elems", "thr");

@@ -19,7 +19,12 @@ void AddCheckCommand(CLI::App& app, std::function<int()>& run);
 // The OpenCL backend's commands (device.cc), in builds with OpenCL.
 void AddDeviceCommand(CLI::App& app, std::function<int()>& run);
 // The GAN lab's commands (gan.cc, on the lab library in gan/), in builds
-// with LibTorch.
+// with LibTorch: the leaky-gan program's (gan_main.cc), which `leaky` runs
+// for them; their one-line summaries are also `leaky --help`'s.
+inline constexpr char kGanSummary[] =
+    "the GAN lab: what ReLU, LeakyReLU and relatives do to a discriminator";
+inline constexpr char kPrecisionSummary[] =
+    "16-bit LeakyReLU error on captured pre-activations (raw f32 file)";
 void AddGanCommand(CLI::App& app, std::function<int()>& run);
 void AddPrecisionCommand(CLI::App& app, std::function<int()>& run);
 

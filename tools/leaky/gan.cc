@@ -219,8 +219,7 @@ void WriteResults(const gan::Results& results, const std::filesystem::path& dir)
 }
 
 void AddGanCommand(CLI::App& app, std::function<int()>& run) {
-  auto* cmd = app.add_subcommand(
-      "gan", "the GAN lab: what ReLU, LeakyReLU and relatives do to a discriminator");
+  auto* cmd = app.add_subcommand("gan", kGanSummary);
   auto o = std::make_shared<GanOptions>();
   AddGanOptions(cmd, o.get());
   AddMergeCommand(*cmd, run);
@@ -260,8 +259,7 @@ void AddGanCommand(CLI::App& app, std::function<int()>& run) {
 }
 
 void AddPrecisionCommand(CLI::App& app, std::function<int()>& run) {
-  auto* cmd = app.add_subcommand(
-      "precision", "16-bit LeakyReLU error on captured pre-activations (raw f32 file)");
+  auto* cmd = app.add_subcommand("precision", kPrecisionSummary);
   auto input = std::make_shared<std::string>();
   auto slope = std::make_shared<double>(0.2);
   auto json_out = std::make_shared<std::string>();
