@@ -22,7 +22,10 @@ a faulty kernel leaves in local memory, is the same from run to run; and
 each OpenCL case runs in a process of its own, because a kernel that reads
 local memory it never filled (no_first_prefetch, out_slot_wrong, ...) reads
 what the kernels launched before it in the process left there: alone or
-among all the cases, a case then sees the same bytes.
+among all the cases, a case then sees the same bytes. The process is a fork
+of this one, made before this one opens the OpenCL platform (it never does):
+a fresh interpreter spent 1.5 of its 2 s per case importing leaky (and with
+it PyTorch) again.
 """
 import argparse
 import json
@@ -32,6 +35,9 @@ import sys
 
 # Before the OpenCL platform is first opened (leaky.testing opens it lazily).
 os.environ.setdefault("POCL_MAX_PTHREAD_COUNT", "1")
+# Before NumPy loads OpenBLAS: no BLAS threads, whose state a forked child
+# (in_child) would inherit without the threads themselves.
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -83,14 +89,19 @@ def shorten(text, width=MESSAGE_WIDTH):
 class OpenCL:
     """The device kernels' callables, or why there are none."""
 
-    def __init__(self, lt, device):
+    def __init__(self, lt, device, apart=False):
+        """Runs the library's own kernel once, here or (apart) in a child:
+        then this process never opens the platform (check_apart)."""
         self.lt, self.device = lt, device
-        self.missing = None
+        self.missing = in_child(lambda: OpenCL(lt, device).missing) if apart else self.probe()
+
+    def probe(self):
         try:
             import numpy as np
-            lt.opencl_leaky_relu(device=device)(np.zeros(1, np.float32), 0.2)
+            self.lt.opencl_leaky_relu(device=self.device)(np.zeros(1, np.float32), 0.2)
         except RuntimeError as e:
-            self.missing = shorten(e)
+            return shorten(e)
+        return None
 
     def callable(self, case):
         with open(os.path.join(CORPUS, case["file"])) as f:
@@ -206,15 +217,41 @@ def check_cli(cli, case):
             "findings": [{"kind": f["kind"], "message": f["message"]} for f in verdict["findings"]]}
 
 
-def check_apart(case, device):
-    """check_here in a fresh interpreter (see the module's docstring)."""
-    command = [sys.executable, os.path.abspath(__file__), "--corpus", CORPUS, "--one", case["name"]]
-    if device is not None:
-        command += ["--device", str(device)]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError("case %s: %s" % (case["name"], done.stderr.strip().splitlines()[-1:]))
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def in_child(work):
+    """work()'s result (JSON-able) computed in a forked child; a child that
+    raised or died is a RuntimeError naming what it said."""
+    read, write = os.pipe()
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: reports through the pipe, never returns
+        os.close(read)
+        try:
+            reply = {"result": work()}
+        except BaseException as e:  # noqa: B902 - whatever it was, said to the parent
+            reply = {"failed": "%s: %s" % (type(e).__name__, shorten(e))}
+        with os.fdopen(write, "w") as f:
+            json.dump(reply, f)
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as f:
+        text = f.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not text:
+        raise RuntimeError("the child process ended with status %d and no result" % status)
+    reply = json.loads(text)
+    if "failed" in reply:
+        raise RuntimeError(reply["failed"])
+    return reply["result"]
+
+
+def check_apart(lt, case, device):
+    """check_here in a child that opens the OpenCL platform afresh (see the
+    module's docstring), runs the library's kernel (OpenCL's probe) and then
+    the case's, as a fresh interpreter would."""
+    try:
+        return in_child(lambda: check_here(lt, case, OpenCL(lt, device)))
+    except RuntimeError as e:
+        raise RuntimeError("case %s: %s" % (case["name"], e)) from None
 
 
 def describe(case):
@@ -252,7 +289,6 @@ def main(argv=None):
     parser.add_argument("--cli", metavar="LEAKY",
                         help="run the family cases through this `leaky` program (golden, the "
                              "kernel on its files, check) rather than leaky.testing.check_op")
-    parser.add_argument("--one", metavar="NAME", help=argparse.SUPPRESS)  # check_apart's child
     args = parser.parse_args(argv)
     global CORPUS
     CORPUS = os.path.abspath(args.corpus)
@@ -276,11 +312,7 @@ def main(argv=None):
         print("run_corpus: cannot import leaky.testing (%s): set PYTHONPATH to the repository's "
               "python/ and LEAKY_LIB_DIR to the built NumPy module's directory" % e, file=sys.stderr)
         return 2
-    opencl = OpenCL(lt, args.device)
-    if args.one:
-        [case] = [c for c in cases if c["name"] == args.one]
-        print(json.dumps(check_here(lt, case, opencl)))
-        return 0
+    opencl = OpenCL(lt, args.device, apart=True)
     if opencl.missing:
         print("OpenCL cases skipped: %s" % opencl.missing)
 
@@ -292,7 +324,7 @@ def main(argv=None):
         if args.cli:
             result = check_cli(args.cli, case)
         elif case["kind"] == "opencl" and not opencl.missing:
-            result = check_apart(case, args.device)
+            result = check_apart(lt, case, args.device)
         else:
             try:
                 result = check_here(lt, case, opencl)
