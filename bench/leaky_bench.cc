@@ -443,6 +443,16 @@ Runner MakeLeaky(const Case& c, char* a, char* b, char* dst) {
   return MakeLeakyWithStores(c, a, b, dst, -1);
 }
 
+Runner MakeLeakyOnPthreadpool(const Case& c, char* a, char*, char* dst) {
+  if (c.threads < 2 || c.mode != Mode::kForward) return nullptr;
+  auto executor = std::make_shared<leaky_executor>(
+      leaky_executor{nullptr, nullptr, PoolFor(c.threads), c.threads});
+  return [c, a, dst, executor] {
+    const leaky_options options{c.threads, -1, executor.get()};
+    leaky_relu_forward(c.dtype, c.n, a, dst, SlopeFor(c), &options);
+  };
+}
+
 Runner MakeLoop(const Case& c, char* a, char* b, char* dst) {
   if (c.dtype != LEAKY_F32 || c.threads != 1) return nullptr;
   const auto* x = reinterpret_cast<const float*>(a);
@@ -592,13 +602,21 @@ std::vector<Entry> AllBenchmarks(bool quick) {
   const std::vector<Contender> contenders = {
       {"leaky", MakeLeaky},
       // The store policy's evidence: forced cached and forced streaming stores.
-      {"leaky_cached", [](const Case& c, char* a, char* b, char* d) { return MakeLeakyWithStores(c, a, b, d, 0); }},
-      {"leaky_stream", [](const Case& c, char* a, char* b, char* d) { return MakeLeakyWithStores(c, a, b, d, 1); }},
+      {"leaky_cached",
+       [](const Case& c, char* a, char* b, char* d) { return MakeLeakyWithStores(c, a, b, d, 0); }},
+      {"leaky_stream",
+       [](const Case& c, char* a, char* b, char* d) { return MakeLeakyWithStores(c, a, b, d, 1); }},
+      // The pool's hand-off isolated (issue 46, item 1): this library's
+      // kernel and split on the pthreadpool XNNPACK runs on (the executor
+      // of leaky.h), beside the same call on the library's own pool.
+      {"leaky_pthreadpool", MakeLeakyOnPthreadpool},
       {"onednn", MakeOneDnn},
       {"xnnpack", MakeXnnpack},
       {"loop", MakeLoop},
-      {"memcpy", [](const Case& c, char* a, char* b, char* d) { return MakeLimit(c, a, b, d, false); }},
-      {"stream_copy", [](const Case& c, char* a, char* b, char* d) { return MakeLimit(c, a, b, d, true); }},
+      {"memcpy",
+       [](const Case& c, char* a, char* b, char* d) { return MakeLimit(c, a, b, d, false); }},
+      {"stream_copy",
+       [](const Case& c, char* a, char* b, char* d) { return MakeLimit(c, a, b, d, true); }},
   };
   // The family's rows besides LeakyReLU's (leaky/family.h), on f32, each
   // with its same-run limit (two streams read for a backward); the forwards
@@ -658,6 +676,7 @@ std::vector<Entry> AllBenchmarks(bool quick) {
             // Cheap pre-checks so unsupported cases are not even listed.
             if (name.starts_with("leaky_") && !sweep) continue;
             if (name == "loop" && (dtype != LEAKY_F32 || threads != 1)) continue;
+            if (name == "leaky_pthreadpool" && threads < 2) continue;
             if (name == "xnnpack" &&
                 (mode == Mode::kBackward || (dtype != LEAKY_F32 && dtype != LEAKY_F16))) continue;
             if (name == "onednn" && dtype == LEAKY_F64) continue;

@@ -21,8 +21,9 @@ struct Key {
   auto operator<=>(const Key&) const = default;
 };
 
-inline const std::vector<std::string> kContenders = {"leaky", "leaky_cached", "leaky_stream", "onednn",
-                                              "xnnpack", "loop", "memcpy", "stream_copy"};
+inline const std::vector<std::string> kContenders = {
+    "leaky",   "leaky_cached", "leaky_stream", "leaky_pthreadpool", "onednn",
+    "xnnpack", "loop",         "memcpy",       "stream_copy"};
 inline const std::vector<std::string> kPeers = {"onednn", "xnnpack"};
 
 // One benchmark's GB/s, a sample per round, and its interleaving group

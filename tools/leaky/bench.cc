@@ -98,17 +98,18 @@ bool WriteChart(const Results& results, const fs::path& path, std::string* missi
   }
   json domain = json::array(), range = json::array();
   // Okabe and Ito's palette, told apart in every common colour blindness
-  // (leaky vermillion, its cached and streaming variants orange and purple,
-  // the peers blue and green, the plain loop sky blue); memcpy grey and the
-  // limit black, dashed (the red and brown of before were hard to tell apart).
-  const char* colours[] = {"#D55E00", "#E69F00", "#CC79A7", "#0072B2",
+  // (leaky vermillion, its cached, streaming and pthreadpool variants
+  // orange, purple and yellow, the peers blue and green, the plain loop sky
+  // blue); memcpy grey and the limit black, dashed (the red and brown of
+  // before were hard to tell apart). In kContenders' order.
+  const char* colours[] = {"#D55E00", "#E69F00", "#CC79A7", "#F0E442", "#0072B2",
                            "#009E73", "#56B4E9", "#999999", "#000000"};
   // The contenders this run measured, each in its fixed colour.
   for (size_t c = 0; c < kContenders.size(); ++c) {
     const std::string name = kContenders[c] + (kContenders[c] == "stream_copy" ? " (limit)" : "");
     if (std::none_of(rows.begin(), rows.end(), [&](const json& r) { return r["contender"] == name; })) continue;
     domain.push_back(name);
-    range.push_back(colours[c]);
+    range.push_back(c < std::size(colours) ? colours[c] : "#999999");
   }
   const json x = {{"field", "elements"}, {"type", "quantitative"}, {"scale", {{"type", "log"}, {"base", 2}}},
                   {"axis", {{"values", sizes}, {"labelExpr", "datum.value >= 1048576 ? datum.value / 1048576 + 'Mi' : datum.value >= 1024 ? datum.value / 1024 + 'Ki' : datum.value"}, {"title", "elements"}}}};
