@@ -287,7 +287,8 @@ std::string Name(const Case& c) {
 }
 
 // A library call's status: a refused call is an error of the case, never a
-// fast sample.
+// fast sample (the first, untimed call of each case is checked in RunGroup;
+// a later refusal ends the run).
 void Expect(leaky_status status) {
   if (status != LEAKY_OK) throw std::runtime_error(leaky_last_error());
 }
@@ -405,7 +406,7 @@ Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int strea
   const leaky_options options{c.threads, stream_stores, nullptr};
   if (c.mode == Mode::kFamily) return MakeFamily(c, a, b, dst, options);
   if (c.mode == Mode::kBackward) {
-    return [=] { leaky_relu_backward(c.dtype, c.n, b, a, 0, dst, kSlope, &options); };
+    return [=] { Expect(leaky_relu_backward(c.dtype, c.n, b, a, 0, dst, kSlope, &options)); };
   }
   if (c.mode == Mode::kQu8Forward || c.mode == Mode::kQs8Forward) {
     // qs8: the same real values as qu8's (each zero point 128 lower).
@@ -413,7 +414,7 @@ Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int strea
     leaky_q8_params q = leaky_q8_params_init(qs8 ? LEAKY_QS8 : LEAKY_QU8);
     q.input = {kQu8InputScale, kQu8InputZero - (qs8 ? 128 : 0)};
     q.output = {kQu8OutputScale, kQu8OutputZero - (qs8 ? 128 : 0)};
-    return [=] { leaky_q8_leaky_relu_forward(&q, c.n, a, dst, kQu8Slope, &options); };
+    return [=] { Expect(leaky_q8_leaky_relu_forward(&q, c.n, a, dst, kQu8Slope, &options)); };
   }
   if (c.mode == Mode::kQu8Epilogue) {
     // Accumulators of random bits (any int32), 64 channels, the bias the
@@ -431,12 +432,12 @@ Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int strea
     p.output_zero_point = kQu8OutputZero;
     const size_t inner = c.n / kChannels;
     return [=] {
-      leaky_q8_bias_act_forward(&p, 1, kChannels, inner, reinterpret_cast<const int32_t*>(a),
-                                reinterpret_cast<const int32_t*>(b), positive->data(),
-                                negative->data(), dst, &options);
+      Expect(leaky_q8_bias_act_forward(&p, 1, kChannels, inner, reinterpret_cast<const int32_t*>(a),
+                                       reinterpret_cast<const int32_t*>(b), positive->data(),
+                                       negative->data(), dst, &options));
     };
   }
-  return [=] { leaky_relu_forward(c.dtype, c.n, a, dst, SlopeFor(c), &options); };
+  return [=] { Expect(leaky_relu_forward(c.dtype, c.n, a, dst, SlopeFor(c), &options)); };
 }
 
 Runner MakeLeaky(const Case& c, char* a, char* b, char* dst) {
@@ -449,7 +450,7 @@ Runner MakeLeakyOnPthreadpool(const Case& c, char* a, char*, char* dst) {
       leaky_executor{nullptr, nullptr, PoolFor(c.threads), c.threads});
   return [c, a, dst, executor] {
     const leaky_options options{c.threads, -1, executor.get()};
-    leaky_relu_forward(c.dtype, c.n, a, dst, SlopeFor(c), &options);
+    Expect(leaky_relu_forward(c.dtype, c.n, a, dst, SlopeFor(c), &options));
   };
 }
 
@@ -560,7 +561,11 @@ Runner MakeXnnpack(const Case& c, char* a, char* b, char* dst) {
                                     reinterpret_cast<uint8_t*>(dst), pool) != xnn_status_success) {
       return nullptr;
     }
-    return [owner, pool] { xnn_run_operator(owner.get(), pool); };
+    return [owner, pool] {
+      if (xnn_run_operator(owner.get(), pool) != xnn_status_success) {
+        throw std::runtime_error("XNNPACK's operator failed");
+      }
+    };
   }
   if (c.mode == Mode::kBackward || c.mode == Mode::kFamily ||
       (c.dtype != LEAKY_F32 && c.dtype != LEAKY_F16)) {
@@ -579,7 +584,11 @@ Runner MakeXnnpack(const Case& c, char* a, char* b, char* dst) {
                                         reinterpret_cast<float*>(dst), pool)
           : xnn_setup_leaky_relu_nc_f16(op, c.n, a, dst, pool);
   if (setup != xnn_status_success) return nullptr;
-  return [owner, pool] { xnn_run_operator(owner.get(), pool); };
+  return [owner, pool] {
+    if (xnn_run_operator(owner.get(), pool) != xnn_status_success) {
+      throw std::runtime_error("XNNPACK's operator failed");
+    }
+  };
 }
 
 // ------------------------------------------------------------- the list
@@ -913,11 +922,12 @@ void RunGroup(const std::vector<const Entry*>& entries, const Settings& settings
       char* dst = c.mode == Mode::kForwardInPlace ? a : CachedBuffer(c.dtype, c.n, 3);
       x.run = e->make(c, a, b, dst);
       if (!x.run) x.error = "unsupported";
+      if (x.run) x.run();  // first touch, JIT, pool start; a refused call is the case's error
     } catch (const std::exception& error) {
       x.error = error.what();
+      x.run = nullptr;
     }
     if (x.run) {
-      x.run();  // first touch, JIT, pool start
       // The batch size from calls taken as a sample is (after a pause and a
       // warm call): right after the first call, or with another contender's
       // workers still spinning, a call can take milliseconds.
