@@ -304,8 +304,8 @@ void SingleThreadedBlas() {
 // LibTorch frees and allocates the same large activations every step; with
 // glibc's defaults each one above its dynamic mmap threshold is a fresh
 // mapping, and freed heap tops go back to the kernel, so every step pays
-// page faults again (a third of a study's time went to the kernel's page
-// faults on this 2-core VM). Keeping freed memory in the process made a
+// page faults again (`perf` put 37% of a one-step run's time in the kernel,
+// mostly page faults, on this 2-core VM). Keeping freed memory made a
 // 100-step MNIST run 2x faster (7.7-8.6 s -> 3.8-4.0 s, docs/gan-lab.md);
 // the bits are the same.
 void KeepFreedMemory() {
