@@ -64,11 +64,13 @@ enum class Mode {
   kForward,
   kForwardInPlace,
   kBackward,
-  kFamily,       // a row of leaky/family.h besides LeakyReLU's: Case::row
-  kQu8Forward,   // LeakyReLU(0.1) on qu8 (eight_bit.h): type "qu8", mode "fwd"
-  kQs8Forward,   // the same on qs8 (zero points shifted by 128): type "qs8", mode "fwd"
-  kQu8Epilogue,  // the conv epilogue: int32 [1, 64 channels, inner] + bias, LeakyReLU,
-                 // per-channel requantization to qu8: type "qu8", mode "epilogue"
+  kFamily,                   // a row of leaky/family.h besides LeakyReLU's: Case::row
+  kQu8Forward,               // LeakyReLU(0.1) on qu8 (eight_bit.h): type "qu8", mode "fwd"
+  kQs8Forward,               // the same on qs8 (zero points shifted by 128): type "qs8", mode "fwd"
+  kQu8Epilogue,              // the conv epilogue: int32 [1, 64 channels, inner] + bias, LeakyReLU,
+                             // per-channel requantization to qu8: type "qu8", mode "epilogue"
+  kQu8EpilogueChannelsLast,  // the same channels-last, [n / 64, 64 channels, 1]:
+                             // mode "epilogue_channels_last"
 };
 
 // The family's rows, from the list itself: a row added to leaky/family.h
@@ -96,6 +98,8 @@ const char* ModeName(Mode m) {
     case Mode::kQu8Forward: return "fwd";
     case Mode::kQs8Forward: return "fwd";
     case Mode::kQu8Epilogue: return "epilogue";
+    case Mode::kQu8EpilogueChannelsLast:
+      return "epilogue_channels_last";
   }
   return "?";
 }
@@ -262,8 +266,11 @@ using Maker = std::function<Runner(const Case&, char*, char*, char*)>;
 // (random bytes) and are named and counted as one byte per element.
 // The epilogue's cases carry f32 buffers too (int32 accumulators: random
 // bits) and write one byte per element.
+bool IsEpilogue(const Case& c) {
+  return c.mode == Mode::kQu8Epilogue || c.mode == Mode::kQu8EpilogueChannelsLast;
+}
 bool IsEightBit(const Case& c) {
-  return c.mode == Mode::kQu8Forward || c.mode == Mode::kQs8Forward || c.mode == Mode::kQu8Epilogue;
+  return c.mode == Mode::kQu8Forward || c.mode == Mode::kQs8Forward || IsEpilogue(c);
 }
 const char* TypeName(const Case& c) {
   return c.mode == Mode::kQs8Forward ? "qs8" : IsEightBit(c) ? "qu8" : DtypeName(c.dtype);
@@ -416,10 +423,11 @@ Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int strea
     q.output = {kQu8OutputScale, kQu8OutputZero - (qs8 ? 128 : 0)};
     return [=] { Expect(leaky_q8_leaky_relu_forward(&q, c.n, a, dst, kQu8Slope, &options)); };
   }
-  if (c.mode == Mode::kQu8Epilogue) {
+  if (IsEpilogue(c)) {
     // Accumulators of random bits (any int32), 64 channels, the bias the
     // first 64 words of b; multipliers that spread the outputs over the
-    // range (2^-24 about), LeakyReLU(0.1), zero point 100.
+    // range (2^-24 about), LeakyReLU(0.1), zero point 100; rows of one
+    // channel or channels-last.
     constexpr size_t kChannels = 64;
     if (c.n % kChannels != 0) return nullptr;
     auto positive = std::make_shared<std::vector<double>>(kChannels);
@@ -430,11 +438,12 @@ Runner MakeLeakyWithStores(const Case& c, char* a, char* b, char* dst, int strea
     }
     leaky_q8_bias_act_params p = leaky_q8_bias_act_params_init(LEAKY_QU8);
     p.output_zero_point = kQu8OutputZero;
-    const size_t inner = c.n / kChannels;
+    const bool last = c.mode == Mode::kQu8EpilogueChannelsLast;
+    const size_t outer = last ? c.n / kChannels : 1, inner = last ? 1 : c.n / kChannels;
     return [=] {
-      Expect(leaky_q8_bias_act_forward(&p, 1, kChannels, inner, reinterpret_cast<const int32_t*>(a),
-                                       reinterpret_cast<const int32_t*>(b), positive->data(),
-                                       negative->data(), dst, &options));
+      Expect(leaky_q8_bias_act_forward(
+          &p, outer, kChannels, inner, reinterpret_cast<const int32_t*>(a),
+          reinterpret_cast<const int32_t*>(b), positive->data(), negative->data(), dst, &options));
     };
   }
   return [=] { Expect(leaky_relu_forward(c.dtype, c.n, a, dst, SlopeFor(c), &options)); };
@@ -474,7 +483,7 @@ Runner MakeLimit(const Case& c, char* a, char* b, char* dst, bool stream) {
       a, ReadsTwo(c) ? b : nullptr, dst, c.n * ElementBytes(c), static_cast<size_t>(c.threads)});
   pthreadpool_t pool = PoolFor(c.threads);
   const int threads = c.threads;
-  if (c.mode == Mode::kQu8Epilogue) {
+  if (IsEpilogue(c)) {
     if (!stream) return nullptr;
     return [job, pool, threads] { RunSplit(pool, &StreamNarrowChunk, *job, threads); };
   }
@@ -665,10 +674,12 @@ std::vector<Entry> AllBenchmarks(bool quick) {
   }
   // The conv epilogue (int32 to qu8) against the limit of reading 4 bytes
   // and writing 1 per element.
-  for (size_t n : {size_t{1} << 20, size_t{1} << 26}) {
-    for (int threads : thread_counts) {
-      add(Case{"leaky", LEAKY_F32, Mode::kQu8Epilogue, n, threads}, MakeLeaky);
-      add(Case{"stream_copy", LEAKY_F32, Mode::kQu8Epilogue, n, threads}, stream_copy);
+  for (Mode mode : {Mode::kQu8Epilogue, Mode::kQu8EpilogueChannelsLast}) {
+    for (size_t n : {size_t{1} << 20, size_t{1} << 26}) {
+      for (int threads : thread_counts) {
+        add(Case{"leaky", LEAKY_F32, mode, n, threads}, MakeLeaky);
+        add(Case{"stream_copy", LEAKY_F32, mode, n, threads}, stream_copy);
+      }
     }
   }
   for (leaky_dtype dtype : {LEAKY_F32, LEAKY_F16, LEAKY_BF16, LEAKY_F64}) {
@@ -706,12 +717,13 @@ std::vector<Entry> AllBenchmarks(bool quick) {
 // by round; one element count and one storage width keep a group's buffers
 // to at most 3 GiB.
 std::string GroupOf(const Case& c) {
-  const char* width = c.mode == Mode::kQu8Epilogue ? "qu8_epilogue"
-                      : c.mode == Mode::kQu8Forward ? "qu8"
-                      : c.mode == Mode::kQs8Forward ? "qs8"
-                      : c.dtype == LEAKY_F32  ? "f32"
-                      : c.dtype == LEAKY_F64  ? "f64"
-                                              : "f16+bf16";
+  const char* width = c.mode == Mode::kQu8Epilogue               ? "qu8_epilogue"
+                      : c.mode == Mode::kQu8EpilogueChannelsLast ? "qu8_epilogue_channels_last"
+                      : c.mode == Mode::kQu8Forward              ? "qu8"
+                      : c.mode == Mode::kQs8Forward              ? "qs8"
+                      : c.dtype == LEAKY_F32                     ? "f32"
+                      : c.dtype == LEAKY_F64                     ? "f64"
+                                                                 : "f16+bf16";
   return std::string(width) + "/" + std::to_string(c.n);
 }
 
@@ -880,7 +892,7 @@ double Median(std::vector<double> v) {
 }
 
 size_t StreamBytes(const Case& c) {
-  if (c.mode == Mode::kQu8Epilogue) return 5 * c.n;  // int32 read, one byte written
+  if (IsEpilogue(c)) return 5 * c.n;  // int32 read, one byte written
   return (ReadsTwo(c) ? 3 : 2) * c.n * ElementBytes(c);
 }
 

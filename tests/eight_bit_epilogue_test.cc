@@ -157,6 +157,12 @@ constexpr Layout kLayouts[] = {
     {9, 33, 1},    // channels-last, runs shorter than a line
     {5, 130, 1},   // channels-last, runs of several vectors
     {4, 3, 1},     // channels-last, runs shorter than a vector
+    // Channels-last calls of many rows run their rows as one stream from
+    // per-channel tables (q8_bias_act-inl.h, ChannelsLast):
+    {50, 3, 1},    // a line spans many rows
+    {12, 130, 1},  // rows end inside lines
+    {9, 512, 1},   // the widest rows run so (kernels::kQ8TableChannels)
+    {9, 513, 1},   // one channel more: row by row again
 };
 
 TEST_F(EightBitEpilogue, RandomAccumulators) {
@@ -221,21 +227,23 @@ TEST_F(EightBitEpilogue, Ties) {
   }
   size_t failures = 0;
   for (leaky_type8 type : {LEAKY_QU8, LEAKY_QS8}) {
-    for (const Layout& layout : {Layout{1, 1, 4099}, Layout{1, 4099, 1}}) {
+    for (const Layout& layout : {Layout{1, 1, 4099}, Layout{1, 4099, 1}, Layout{24, 257, 1}}) {
       Case c;
       c.params = Params(type, type == LEAKY_QU8 ? 128 : 0, 1);
       c.outer = layout.outer;
       c.channels = layout.channels;
       c.inner = layout.inner;
-      c.name = std::string("ties ") + (layout.inner == 1 ? "channels-last" : "rows");
+      c.name = std::string("ties ") + (layout.inner == 1 ? "channels-last" : "rows") +
+               (layout.outer > 1 ? " (rows as one stream)" : "");
       const size_t n = c.n();
       std::uniform_int_distribution<size_t> pick(0, multipliers.size() - 1);
       std::uniform_int_distribution<int> sign(0, 1);
       std::vector<double> m_of(n);
       for (size_t i = 0; i < n; ++i) m_of[i] = multipliers[pick(rng)] * (sign(rng) ? -1 : 1);
       if (layout.inner == 1) {
-        c.positive = m_of;
-        for (size_t i = 0; i < n; ++i) c.negative.push_back(m_of[(i * 7 + 3) % n]);
+        const size_t channels = c.channels;
+        c.positive.assign(m_of.begin(), m_of.begin() + static_cast<std::ptrdiff_t>(channels));
+        for (size_t i = 0; i < channels; ++i) c.negative.push_back(m_of[(i * 7 + 3) % channels]);
       } else {
         c.params.per_channel = 0;
         c.positive = {std::ldexp(1.0, -9) * (1 + 0x1p-52)};
@@ -472,15 +480,53 @@ TEST_F(EightBitEpilogue, FoldedPath) {
             }
           }
         }
-        failures += RunCase(c);
-        for (int mode : {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
-          ASSERT_EQ(std::fesetround(mode), 0);
-          Case moded = c;
-          moded.name += mode == FE_UPWARD ? " (rounding up)"
-                        : mode == FE_DOWNWARD ? " (rounding down)"
-                                              : " (rounding toward zero)";
-          failures += RunCase(moded);
-          std::fesetround(FE_TONEAREST);
+        // The same values channels-last (rows as one stream from
+        // per-channel tables): element (o, ch, i) moves to row o * inner + i;
+        // once with every channel (one beyond the folded limit sends the
+        // whole call to the general path) and once with only the channels
+        // within it (the folded path, from the tables).
+        std::vector<size_t> all, within;
+        for (size_t ch = 0; ch < c.channels; ++ch) {
+          all.push_back(ch);
+          const double m = std::max(std::fabs(c.positive[ch]), std::fabs(c.negative[ch]));
+          if (std::fabs(static_cast<double>(c.bias[ch])) * m <= 256) within.push_back(ch);
+        }
+        const auto channels_last = [&](const std::vector<size_t>& kept, const char* name) {
+          Case last = c;
+          last.name += name;
+          last.outer = c.outer * c.inner;
+          last.channels = kept.size();
+          last.inner = 1;
+          last.acc.clear();
+          last.bias.clear();
+          last.positive.clear();
+          last.negative.clear();
+          for (size_t ch : kept) {
+            last.bias.push_back(c.bias[ch]);
+            last.positive.push_back(c.positive[ch]);
+            last.negative.push_back(c.negative[ch]);
+          }
+          for (size_t o = 0; o < c.outer; ++o) {
+            for (size_t i = 0; i < c.inner; ++i) {
+              for (size_t ch : kept) last.acc.push_back(c.acc[(o * c.channels + ch) * c.inner + i]);
+            }
+          }
+          return last;
+        };
+        ASSERT_GE(within.size(), c.channels / 2);
+        for (const Case& layout_case :
+             {c, channels_last(all, " channels-last"),
+              channels_last(within, " channels-last, channels within the folded limit")}) {
+          failures += RunCase(layout_case);
+          for (int mode : {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
+            ASSERT_EQ(std::fesetround(mode), 0);
+            Case moded = layout_case;
+            moded.name += mode == FE_UPWARD     ? " (rounding up)"
+                          : mode == FE_DOWNWARD ? " (rounding down)"
+                                                : " (rounding toward zero)";
+            failures += RunCase(moded);
+            std::fesetround(FE_TONEAREST);
+          }
         }
       }
     }

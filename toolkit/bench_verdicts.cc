@@ -70,6 +70,8 @@ constexpr Target kTargets[] = {
     {"qs8 forward at the memory limit", "qs8", "fwd", "64Mi", "each", "limit", 0.90},
     {"int32 epilogue (bias + LeakyReLU + requantize) at the memory limit", "qu8", "epilogue",
      "64Mi", "each", "limit", 0.90},
+    {"int32 epilogue channels-last at the memory limit", "qu8", "epilogue_channels_last", "64Mi",
+     "each", "limit", 0.90},
 };
 
 std::string TargetsMarkdown() {

@@ -46,6 +46,10 @@ struct ByteTableParams {
   const uint8_t* pass;  // byte_select(_channels): 0xFF where dy passes (through keep)
   const uint8_t* keep;  // byte_select(_channels): what a passed dy becomes; null: dy itself
 };
+// Channels-last q8_bias_act calls of at most this many channels run their
+// rows as one contiguous stream (q8_bias_act-inl.h's ChannelsLast), so the
+// plan may stream their stores; wider rows run one at a time.
+constexpr size_t kQ8TableChannels = 512;
 // The conv epilogue (eight_bit.h's q8_bias_act): the multipliers, `channels`
 // of each or one (per tensor); the clamp within the output type's range.
 struct Q8BiasActParams {

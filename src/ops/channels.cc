@@ -15,7 +15,7 @@ constexpr size_t kMinStreamSegment = 4096;
 
 leaky_status DescribeChannelCall(const char* function, leaky_dtype dtype, size_t outer,
                                  size_t channels, size_t inner, const leaky_options* options,
-                                 ChannelCall* c) {
+                                 ChannelCall* c, size_t joined_channels) {
   c->params = kernels::Params{};
   LEAKY_RETURN_IF_ERROR(DescribeCall(function, dtype, 0, options, {}, &c->call));
   if (channels == 0 && outer != 0 && inner != 0) {
@@ -32,7 +32,8 @@ leaky_status DescribeChannelCall(const char* function, leaky_dtype dtype, size_t
   c->call.n = n;
   c->params.common.channels = channels == 0 ? 1 : channels;
   c->params.common.inner = inner == 0 ? 1 : inner;
-  const size_t segment = inner > 1 ? inner : channels;
+  const bool joined = inner <= 1 && channels <= joined_channels;
+  const size_t segment = inner > 1 ? inner : (joined ? n : channels);
   if (segment < kMinStreamSegment) KeepStoresCached(&c->call.options);
   return LEAKY_OK;
 }

@@ -23,10 +23,12 @@ struct ChannelCall {
 
 // dtype, options, and the layout: n = outer * channels * inner must not
 // overflow; channels == 0 only for an empty tensor. Short contiguous rows
-// turn automatic streaming stores off.
+// turn automatic streaming stores off, unless the op's kernel runs
+// channels-last rows of up to `joined_channels` channels as one stream.
 [[nodiscard]] leaky_status DescribeChannelCall(const char* function, leaky_dtype dtype,
                                                size_t outer, size_t channels, size_t inner,
-                                               const leaky_options* options, ChannelCall* call);
+                                               const leaky_options* options, ChannelCall* call,
+                                               size_t joined_channels = 0);
 
 // out[c] = the sum over every outer and inner position of term(k) (k the
 // flat index), in double, in the order (outer, inner): one task per channel,

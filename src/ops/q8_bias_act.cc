@@ -75,8 +75,8 @@ extern "C" leaky_status leaky_q8_bias_act_forward(const leaky_q8_bias_act_params
   const char* function = "leaky_q8_bias_act_forward";
   LEAKY_RETURN_IF_ERROR(CheckParams(function, params));
   leaky::internal::ChannelCall c;
-  LEAKY_RETURN_IF_ERROR(
-      leaky::internal::DescribeChannelCall(function, LEAKY_F32, outer, channels, inner, opts, &c));
+  LEAKY_RETURN_IF_ERROR(leaky::internal::DescribeChannelCall(
+      function, LEAKY_F32, outer, channels, inner, opts, &c, leaky::kernels::kQ8TableChannels));
   // The plan's element is the output byte (driver.cc counts the int32
   // input as four byte streams); the layout checks do not depend on it.
   c.call.element_bytes = 1;
