@@ -158,11 +158,18 @@ constexpr Layout kLayouts[] = {
     {5, 130, 1},   // channels-last, runs of several vectors
     {4, 3, 1},     // channels-last, runs shorter than a vector
     // Channels-last calls of many rows run their rows as one stream from
-    // per-channel tables (q8_bias_act-inl.h, ChannelsLast):
-    {50, 3, 1},    // a line spans many rows
-    {12, 130, 1},  // rows end inside lines
-    {9, 512, 1},   // the widest rows run so (kernels::kQ8TableChannels)
-    {9, 513, 1},   // one channel more: row by row again
+    // per-channel tables (q8_bias_act-inl.h, ChannelsLast: 8 rows and 128
+    // elements a kernel call at least), at 2 threads too (each half holds
+    // enough rows; the second half starts where the split falls, and with
+    // stores streamed behind a head of 63 elements, y being one byte past a
+    // line):
+    {200, 3, 1},   // a line spans many rows
+    {40, 130, 1},  // rows end inside lines
+    {20, 512, 1},  // the widest rows run so (kernels::kQ8TableChannels)
+    {20, 513, 1},  // one channel more: row by row again
+    {300, 2, 1},   // channels dividing a line: the table position
+    {40, 16, 1},   //   returns to the same entry every line (or block)
+    {20, 64, 1},
 };
 
 TEST_F(EightBitEpilogue, RandomAccumulators) {

@@ -115,8 +115,10 @@ typedef struct leaky_options {
                         1 = calling thread only; at most LEAKY_MAX_THREADS */
   int stream_stores; /* -1 = automatic (non-temporal stores for calls
                         moving 16 MiB or more, except in place, per-channel
-                        rows under 4096 elements and the compute-bound ops:
-                        ELU, RReLU in training, dropout's forward),
+                        rows under 4096 elements (but the int32 epilogue's
+                        channels-last rows of up to 512 channels, which run
+                        as one stream) and the compute-bound ops: ELU,
+                        RReLU in training, dropout's forward),
                         0 = never, 1 = always */
   const leaky_executor* executor; /* NULL = the library's own pool */
 } leaky_options;     /* NULL options = all defaults */

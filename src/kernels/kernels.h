@@ -47,8 +47,12 @@ struct ByteTableParams {
   const uint8_t* keep;  // byte_select(_channels): what a passed dy becomes; null: dy itself
 };
 // Channels-last q8_bias_act calls of at most this many channels run their
-// rows as one contiguous stream (q8_bias_act-inl.h's ChannelsLast), so the
-// plan may stream their stores; wider rows run one at a time.
+// rows as one contiguous stream (q8_bias_act-inl.h's ChannelsLast: each
+// kernel call of 8 rows or more, on targets with FMA), so the plan may
+// stream their stores. Shorter kernel calls (a call's last tile), targets
+// without FMA and wider rows run one row at a time, fencing after each
+// row when streamed; by itself the plan streams only calls moving 16 MiB or
+// more, whose tiles hold far more than 8 rows (a call's last tile may not).
 constexpr size_t kQ8TableChannels = 512;
 // The conv epilogue (eight_bit.h's q8_bias_act): the multipliers, `channels`
 // of each or one (per tensor); the clamp within the output type's range.

@@ -251,7 +251,8 @@ HWY_INLINE void StoreBytes(VI v, Out* y) {
 // line or a block never wraps inside. Runs of one channel have no table:
 // the period is 1 and u stays 0.
 constexpr size_t kLine = 64;  // bytes of output a line (an AVX-512 vector)
-constexpr size_t kTableSpill = HWY_MAX(kLine, HWY_MAX_BYTES / sizeof(int32_t));
+constexpr size_t kTableSpill = kLine;
+static_assert(HWY_LANES(int32_t) <= kTableSpill, "a block may not read past the spill");
 struct Wrap {
   size_t period, line_step, lane_step;
   Wrap(size_t channels, size_t lanes)
@@ -322,7 +323,8 @@ HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, size_t u0, const W
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-// The folded fast path (AVX-512, one channel's run): the bias and the zero
+// The folded fast path (AVX-512; a run of one channel, or channels-last
+// rows from per-channel tables, ChannelsLast below): the bias and the zero
 // point folded into the multiply, y~ = fl(fl(acc) * fl(M) + fl(bias * M + zp))
 // in one FMA per lane, the multiplier chosen per lane by the sign of
 // k = acc + bias (acc > -bias, an integer compare: no sum, so no wrap to
@@ -554,11 +556,13 @@ HWY_INLINE bool FillTables(size_t channels, const int32_t* bias, const kernels::
     const size_t from = u - channels;  // written already: from < u
     t->positive[u] = t->positive[from];
     t->negative[u] = t->negative[from];
-    t->positive_constant[u] = t->positive_constant[from];
-    t->negative_constant[u] = t->negative_constant[from];
-    t->threshold[u] = t->threshold[from];
     t->bias[u] = t->bias[from];
     t->channel[u] = t->channel[from];
+    if (folded) {  // the folded path's entries exist only then
+      t->positive_constant[u] = t->positive_constant[from];
+      t->negative_constant[u] = t->negative_constant[from];
+      t->threshold[u] = t->threshold[from];
+    }
   }
   return folded;
 }
