@@ -521,9 +521,12 @@ TEST_F(EightBitEpilogue, FoldedPath) {
           return last;
         };
         ASSERT_GE(within.size(), c.channels / 2);
+        // Every channel channels-last runs the general path, which the rows'
+        // channels beyond the folded limit run under every mode below:
+        // nearest only (QEMU time).
+        failures += RunCase(channels_last(all, " channels-last"));
         for (const Case& layout_case :
-             {c, channels_last(all, " channels-last"),
-              channels_last(within, " channels-last, channels within the folded limit")}) {
+             {c, channels_last(within, " channels-last, channels within the folded limit")}) {
           failures += RunCase(layout_case);
           for (int mode : {FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO}) {
             ASSERT_EQ(std::fesetround(mode), 0);

@@ -407,8 +407,8 @@ HWY_INLINE int32_t FoldedThreshold(int32_t bias) {
 
 // Calls run(std::true_type()) when the clamp is the output type's own range
 // (the saturating packs give its lower bound), else run(std::false_type()).
-template <class Out, class Run>
-HWY_INLINE void WithTypeRange(const Scalars& s, const Run& run) {
+template <class Out, class Body>
+HWY_INLINE void WithTypeRange(const Scalars& s, const Body& run) {
   constexpr double kTypeMin = hwy::IsSame<Out, uint8_t>() ? 0 : -128;
   constexpr double kTypeMax = hwy::IsSame<Out, uint8_t>() ? 255 : 127;
   if (s.low + s.zero_point == kTypeMin && s.high + s.zero_point == kTypeMax) {
