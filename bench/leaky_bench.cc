@@ -553,6 +553,16 @@ Runner MakeOneDnn(const Case& c, char* a, char* b, char* dst) {
   };
 }
 
+// A set-up XNNPACK operator's call; its status checked like this
+// library's (Expect).
+Runner RunXnnpackOperator(std::shared_ptr<xnn_operator> owner, pthreadpool_t pool) {
+  return [owner, pool] {
+    if (xnn_run_operator(owner.get(), pool) != xnn_status_success) {
+      throw std::runtime_error("XNNPACK's operator failed");
+    }
+  };
+}
+
 Runner MakeXnnpack(const Case& c, char* a, char* b, char* dst) {
   (void)b;
   static const bool initialized = xnn_initialize(nullptr) == xnn_status_success;
@@ -570,11 +580,7 @@ Runner MakeXnnpack(const Case& c, char* a, char* b, char* dst) {
                                     reinterpret_cast<uint8_t*>(dst), pool) != xnn_status_success) {
       return nullptr;
     }
-    return [owner, pool] {
-      if (xnn_run_operator(owner.get(), pool) != xnn_status_success) {
-        throw std::runtime_error("XNNPACK's operator failed");
-      }
-    };
+    return RunXnnpackOperator(owner, pool);
   }
   if (c.mode == Mode::kBackward || c.mode == Mode::kFamily ||
       (c.dtype != LEAKY_F32 && c.dtype != LEAKY_F16)) {
@@ -593,11 +599,7 @@ Runner MakeXnnpack(const Case& c, char* a, char* b, char* dst) {
                                         reinterpret_cast<float*>(dst), pool)
           : xnn_setup_leaky_relu_nc_f16(op, c.n, a, dst, pool);
   if (setup != xnn_status_success) return nullptr;
-  return [owner, pool] {
-    if (xnn_run_operator(owner.get(), pool) != xnn_status_success) {
-      throw std::runtime_error("XNNPACK's operator failed");
-    }
-  };
+  return RunXnnpackOperator(owner, pool);
 }
 
 // ------------------------------------------------------------- the list
