@@ -508,15 +508,14 @@ HWY_INLINE bool FillTables(size_t channels, const int32_t* bias, const kernels::
                t->positive + c);
     hn::StoreU(hn::Vec<decltype(d16)>{_mm512_cvt_roundpd_ps(capped_negative.raw, kNearest)}, d16,
                t->negative + c);
+    const V bd = hn::PromoteTo(d, b);
     if (folded) {  // FoldedFits, lane by lane
-      const V bd = hn::PromoteTo(d, b);
       const V m = hn::Max(hn::Abs(positive), hn::Abs(negative));
       folded = hn::AllTrue(
           d, hn::And(hn::Le(m, cap), hn::Le(hn::Mul(hn::Abs(bd), m), hn::Set(d, kFoldedBias))));
     }
     if (folded) {
       const V zero_point = hn::Set(d, s.zero_point);
-      const V bd = hn::PromoteTo(d, b);
       const __m512d cp = hn::Add(hn::Mul(bd, positive), zero_point).raw;
       const __m512d cn = hn::Add(hn::Mul(bd, negative), zero_point).raw;
       hn::StoreU(hn::Vec<decltype(d16)>{_mm512_cvt_roundpd_ps(cp, kNearest)}, d16,
