@@ -44,6 +44,15 @@ class StreamFiller {
     done_ = 0;
     seed_ = seed;
     words_ = words;
+#if HWY_TARGET != HWY_SCALAR
+    uint64_t k0 = static_cast<uint32_t>(seed), k1 = seed >> 32;
+    for (size_t round = 0; round < 10; ++round) {
+      round_keys_[2 * round] = k0;
+      round_keys_[2 * round + 1] = k1;
+      k0 = static_cast<uint32_t>(k0 + 0x9E3779B9u);
+      k1 = static_cast<uint32_t>(k1 + 0xBB67AE85u);
+    }
+#endif
   }
   bool Done() const { return done_ >= counters_; }
   HWY_INLINE void Step() {
@@ -85,15 +94,18 @@ class StreamFiller {
   using V = hn::Vec<D64>;
   // One Philox state: each counter's four words in the low halves of u64
   // lanes. MulEven (vpmuludq) reads only those and returns the whole 64-bit
-  // product, so a round is 2 multiplies, 2 shifts and 4 xors per vector, and
-  // the high halves may hold garbage (never read).
+  // product, so a round is 2 multiplies, 2 shifts and 2 three-way xors
+  // per vector, and the high halves may hold garbage (never read). The
+  // fresh shifted product is Xor3's first operand, the one a ternlog
+  // overwrites: written as two xors, GCC fused them with the key shared by
+  // the states as destination and copied the key before each.
   static HWY_INLINE void Round(V& c0, V& c1, V& c2, V& c3, V key0, V key1) {
     const DU du;
     const V p0 = hn::MulEven(hn::BitCast(du, c0), hn::Set(du, 0xD2511F53u));
     const V p1 = hn::MulEven(hn::BitCast(du, c2), hn::Set(du, 0xCD9E8D57u));
-    c0 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p1), c1), key0);
+    c0 = hn::Xor3(hn::ShiftRight<32>(p1), c1, key0);
     c1 = p1;
-    c2 = hn::Xor(hn::Xor(hn::ShiftRight<32>(p0), c3), key1);
+    c2 = hn::Xor3(hn::ShiftRight<32>(p0), c3, key1);
     c3 = p0;
   }
   // Two independent states run together (a and b): one alone is a chain of
@@ -122,20 +134,18 @@ class StreamFiller {
     V c0 = hn::Add(iota, hn::Set(d64, base_c & 0xFFFFFFFFu)), c1 = hn::Set(d64, base_c >> 32);
     V d0 = hn::Add(iota, hn::Set(d64, base_d & 0xFFFFFFFFu)), d1 = hn::Set(d64, base_d >> 32);
     V c2 = hn::Zero(d64), c3 = hn::Zero(d64), d2 = hn::Zero(d64), d3 = hn::Zero(d64);
-    uint64_t k0 = static_cast<uint32_t>(seed_), k1 = seed_ >> 32;
     // Unrolled: GCC kept the four states' rotation as 20 register moves per
     // round in a loop (docs/design.md).
     HWY_UNROLL(10)
     for (int round = 0; round < 10; ++round) {
-      const V key0 = hn::Set(d64, k0), key1 = hn::Set(d64, k1);
+      const V key0 = hn::Set(d64, round_keys_[2 * round]);
+      const V key1 = hn::Set(d64, round_keys_[2 * round + 1]);
       Round(a0, a1, a2, a3, key0, key1);
       Round(b0, b1, b2, b3, key0, key1);
       if constexpr (kStates == 4) {
         Round(c0, c1, c2, c3, key0, key1);
         Round(d0, d1, d2, d3, key0, key1);
       }
-      k0 = static_cast<uint32_t>(k0 + 0x9E3779B9u);
-      k1 = static_cast<uint32_t>(k1 + 0xBB67AE85u);
     }
     uint32_t* out = words_ + (done_ / kCountersPerGroup) * kWordsPerGroup + done_ % kCountersPerGroup;
     StorePair(a0, a1, a2, a3, b0, b1, b2, b3, out);
@@ -159,6 +169,9 @@ class StreamFiller {
   uint64_t first_counter_ = 0, seed_ = 0;
   size_t counters_ = 0, done_ = 0;
   uint32_t* words_ = nullptr;
+  // Each round's key {k0, k1}, set by Start(): Batch's rounds read them as
+  // broadcast memory operands instead of broadcasting general registers.
+  uint64_t round_keys_[20] = {};
 };
 
 // Elements per chunk: one batch of random words, one batch of mask bits.
@@ -184,8 +197,10 @@ struct ChunkGroups {
 // its 16 bits are >= threshold. Straight from the words, in registers:
 // expanding the halves to words in memory and comparing them a vector of
 // elements at a time cost about a tenth of the op (docs/design.md).
-HWY_INLINE void GroupKeepBits(size_t groups, const uint32_t* HWY_RESTRICT words,
-                              uint32_t threshold, uint64_t* HWY_RESTRICT out) {
+// Out of line, as StoreBits: called once per chunk, and a copy inlined into
+// each instantiation of the loop lengthened the kernels' compile.
+HWY_NOINLINE inline void GroupKeepBits(size_t groups, const uint32_t* HWY_RESTRICT words,
+                                       uint32_t threshold, uint64_t* HWY_RESTRICT out) {
   if (threshold > 0xFFFFu) {  // p within 2^-16 of 1: nothing is kept
     for (size_t g = 0; g < 2 * groups; ++g) out[g] = 0;
     return;
@@ -236,8 +251,8 @@ HWY_INLINE void GroupKeepBits(size_t groups, const uint32_t* HWY_RESTRICT words,
 // streamed stores of y: with one at every chunk (tiles aligned in memory
 // but not to 8 elements, as for a std::vector output) dropout at 64 Mi ran
 // 2.5x slower (docs/design.md).
-HWY_INLINE void StoreBits(const uint64_t* bits, uint64_t first, size_t count,
-                          uint64_t owned_first, uint64_t owned_end, uint8_t* mask) {
+HWY_NOINLINE inline void StoreBits(const uint64_t* bits, uint64_t first, size_t count,
+                                   uint64_t owned_first, uint64_t owned_end, uint8_t* mask) {
   size_t k = 0;  // bits stored so far
   const auto partial_byte = [&](size_t take) {
     const uint64_t e = first + k;
@@ -395,22 +410,33 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
       if constexpr (Op::kKeepBits) return bits[j / 64] >> (j % 64);
       return 0;
     };
-    size_t j = 0;
-    for (; j + lanes <= count; j += lanes) {
-      Storage* out = dst + i + j;
+    // Every vector of a chunk has the alignment of its first.
+    const bool nt = stream && reinterpret_cast<uintptr_t>(dst + i) % vector_bytes == 0;
+    const auto whole_vector = [&](size_t j) HWY_ATTR {
       const auto v = op(d, kWords ? w + j : nullptr, first + j, lanes, kept(j),
                         Codec::Load(d, srcs + i + j)...);
-      if constexpr (Op::kRandom) {
-        if ((j + lanes) % 64 == 0) {
-          for (size_t step = 0; step < steps_per_block; ++step) filler.Step();
-        }
-      }
-      if (stream && reinterpret_cast<uintptr_t>(out) % vector_bytes == 0) {
-        Codec::Stream(d, v, out);
+      if (nt) {
+        Codec::Stream(d, v, dst + i + j);
       } else {
-        Codec::Store(d, v, out);
+        Codec::Store(d, v, dst + i + j);
+      }
+    };
+    // Blocks of 64 elements (one word of keep bits), each followed by its
+    // share of the next chunk's Philox. A step is a call that clobbers the
+    // vector registers: stepping inside the vector loop (after every 64th
+    // element) made GCC keep the op's constants on the stack and reload
+    // them every vector (docs/design.md).
+    size_t j = 0;
+    for (; j + 64 <= count; j += 64) {
+      // Unrolled by at most 4: fully unrolled (64 vectors of one lane on
+      // HWY_SCALAR) the kernels' file took half as long again to compile.
+      HWY_UNROLL(4)
+      for (size_t k = 0; k < 64; k += lanes) whole_vector(j + k);
+      if constexpr (Op::kRandom) {
+        for (size_t step = 0; step < steps_per_block; ++step) filler.Step();
       }
     }
+    for (; j + lanes <= count; j += lanes) whole_vector(j);
     if (j < count) {
       const size_t rest = count - j;
       StorePartial<Codec>(d,
