@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "c_abi_calls.h"
+#include "fuzz_input.h"
 #include "leaky/leaky.h"
 #include "leaky/leaky.hpp"
 #include "leaky/reference.hpp"
@@ -29,42 +30,12 @@
 namespace {
 
 namespace ref = leaky::reference;
+namespace fuzz = leaky::fuzz;
 
-// Reads the fuzzer's bytes front to back; zeros once they run out.
-class Reader {
- public:
-  Reader(const uint8_t* data, size_t size) : data_(data), left_(size) {}
-  uint8_t Byte() {
-    if (left_ == 0) return 0;
-    --left_;
-    return *data_++;
-  }
-  uint64_t Bits(int bytes) {
-    uint64_t v = 0;
-    for (int i = 0; i < bytes; ++i) v |= uint64_t{Byte()} << (8 * i);
-    return v;
-  }
-  template <class T, size_t N>
-  T Pick(const T (&choices)[N]) {
-    return choices[Byte() % N];
-  }
-  double Double() {
-    const uint64_t bits = Bits(8);
-    double v;
-    std::memcpy(&v, &bits, 8);
-    return v;
-  }
-  const uint8_t* rest() const { return data_; }
-  size_t left() const { return left_; }
-
- private:
-  const uint8_t* data_;
-  size_t left_;
-};
+using fuzz::Reader;
 
 [[noreturn]] void Bug(const char* op, const char* what, const std::string& detail) {
-  std::fprintf(stderr, "c_abi_fuzz: %s: %s %s\n", op, what, detail.c_str());
-  std::abort();
+  fuzz::Bug("c_abi_fuzz", op, what, detail);
 }
 
 enum Op {
@@ -90,19 +61,6 @@ const char* const kNames[kOpCount] = {
     "leaky_prelu_forward",   "leaky_prelu_backward",    "leaky_rrelu_forward",
     "leaky_rrelu_backward",  "leaky_bias_act_forward",  "leaky_bias_act_backward",
     "leaky_bias_act_dropout_forward", "leaky_bias_act_dropout_backward"};
-
-// Executors the caller may pass: each runs every task at least once.
-void InOrder(void*, size_t count, leaky_task task, void* context) {
-  for (size_t i = 0; i < count; ++i) task(context, i);
-}
-void Reversed(void*, size_t count, leaky_task task, void* context) {
-  for (size_t i = count; i-- > 0;) task(context, i);
-}
-void Twice(void*, size_t count, leaky_task task, void* context) {
-  for (int round = 0; round < 2; ++round) {
-    for (size_t i = 0; i < count; ++i) task(context, i);
-  }
-}
 
 // Scalars worth trying, besides raw bit patterns.
 const double kScalars[] = {0.2, 0.0, -0.0, 1.0, -0.5, 0.01, 3.0, 1e-300, -1e300, 65504.0,
@@ -377,26 +335,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                           p.op == kDropoutForward || p.op == kDropoutBackward;
   p.n = n;
   // Options.
-  const int thread_choices[] = {0, 1, 2, 3, 7, 64, LEAKY_MAX_THREADS, LEAKY_MAX_THREADS + 1,
-                                -1, std::numeric_limits<int>::max(), 1 << 20, 2};
-  p.options.num_threads = r.Pick(thread_choices);
-  if (p.options.num_threads < 0 || p.options.num_threads > LEAKY_MAX_THREADS) p.must_succeed = false;
-  const int stream_choices[] = {-1, 0, 1, -1, 2, -7};
-  p.options.stream_stores = r.Pick(stream_choices);
-  if (p.options.stream_stores > 1 || p.options.stream_stores < -1) p.must_succeed = false;
-  const uint8_t executor_kind = r.Byte() % 6;
-  const int max_thread_choices[] = {1, 2, 3, 16, 0, LEAKY_MAX_THREADS + 1};
-  p.executor = {nullptr, nullptr, nullptr, r.Pick(max_thread_choices)};
-  if (executor_kind == 1) p.executor.parallel_for = &InOrder;
-  if (executor_kind == 2) p.executor.parallel_for = &Reversed;
-  if (executor_kind == 3) p.executor.parallel_for = &Twice;
-  if (executor_kind >= 1 && executor_kind <= 4) {
-    p.options.executor = &p.executor;
-    if (executor_kind == 4 || p.executor.max_threads < 1 ||
-        p.executor.max_threads > LEAKY_MAX_THREADS) {
-      p.must_succeed = false;  // 4: neither parallel_for nor a pthreadpool
-    }
-  }
+  p.options = fuzz::ReadOptions(r, &p.executor, &p.must_succeed);
   // Scalars: a table of extremes or raw bits.
   auto scalar = [&]() {
     const uint8_t kind = r.Byte();

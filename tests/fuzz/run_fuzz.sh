@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$1 seconds=$2
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(c_abi golden_io results_json vega_scripts image_files)
+[ ${#targets[@]} -gt 0 ] || targets=(c_abi q8_bias_act golden_io results_json vega_scripts image_files)
 for surface in "${targets[@]}"; do
   fuzzer=$build/tests/fuzz/${surface}_fuzz
   [ -x "$fuzzer" ] || { echo "run_fuzz: $fuzzer is not built (make fuzz builds it)" >&2; exit 2; }
