@@ -150,20 +150,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Mix mix{r.Bits(8)};
   const uint8_t acc_kind = r.Byte(), bias_kind = r.Byte(), positive_kind = r.Byte(),
                 negative_kind = r.Byte();
-  // The arena: acc, bias, the multipliers and y, each after a guard.
+  // The arena: acc, bias, the multipliers and y, each after a guard and
+  // aligned to 64 bytes (a C caller's int32 and double arrays are aligned
+  // to their type).
   constexpr size_t kGuard = 64;
-  size_t offset = kGuard;
-  const size_t acc_at = offset;
-  offset += n * 4 + kGuard;
-  const size_t bias_at = offset;
-  offset += channels * 4 + kGuard;
-  const size_t positive_at = offset;
-  offset += channels * 8 + kGuard;
-  const size_t negative_at = offset;
-  offset += channels * 8 + kGuard;
-  size_t y_at = offset;
-  offset += n + kGuard;
-  std::vector<uint8_t> arena(offset);
+  size_t offset = 0;
+  const auto region = [&](size_t bytes) {
+    const size_t at = offset + kGuard;
+    offset = (at + bytes + kGuard - 1) / kGuard * kGuard;
+    return at;
+  };
+  const size_t acc_at = region(n * 4);
+  const size_t bias_at = region(channels * 4);
+  const size_t positive_at = region(channels * 8);
+  const size_t negative_at = region(channels * 8);
+  size_t y_at = region(n);
+  // operator new aligns the vector's bytes for any fundamental type.
+  std::vector<uint8_t> arena(offset + kGuard);
   for (size_t i = 0; i < arena.size(); ++i) arena[i] = static_cast<uint8_t>(mix.Next());
   for (size_t i = 0; i < n; ++i) Put(arena, acc_at, i, Int(mix, acc_kind));
   for (size_t c = 0; c < channels; ++c) Put(arena, bias_at, c, Int(mix, bias_kind));
