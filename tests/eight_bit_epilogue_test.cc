@@ -55,11 +55,8 @@ std::vector<uint8_t> Reference(const Case& c) {
     const size_t channel = (i / c.inner) % c.channels;
     const int64_t k = int64_t{c.acc[i]} + (c.bias.empty() ? 0 : c.bias[channel]);
     const size_t m = c.params.per_channel ? channel : 0;
-    const Rational product = Rational(k) * (k >= 0 ? positive[m] : negative[m]);
-    Integer q = RoundHalfEven(product) + c.params.output_zero_point;
-    if (q < c.params.output_min) q = c.params.output_min;
-    if (q > c.params.output_max) q = c.params.output_max;
-    y[i] = static_cast<uint8_t>(static_cast<int>(q));
+    y[i] = EpilogueByte(k, k >= 0 ? positive[m] : negative[m], c.params.output_zero_point,
+                        c.params.output_min, c.params.output_max);
   }
   return y;
 }

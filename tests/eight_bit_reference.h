@@ -76,6 +76,17 @@ inline Integer RoundHalfEven(const Rational& t) {
   return (low & 1) == 0 ? low : low + 1;
 }
 
+// The conv epilogue's output (eight_bit.h, leaky_q8_bias_act_forward):
+// clamp(zero_point + round_half_even(k * multiplier), low, high) of the
+// exact product, as the byte of qu8 or qs8.
+inline uint8_t EpilogueByte(int64_t k, const Rational& multiplier, int zero_point, int low,
+                            int high) {
+  Integer q = RoundHalfEven(Rational(k) * multiplier) + zero_point;
+  if (q < low) q = low;
+  if (q > high) q = high;
+  return static_cast<uint8_t>(static_cast<int>(q));
+}
+
 // floor(log2(m)) for m > 0.
 inline int FloorLog2(const Rational& m) {
   const Integer num = boost::multiprecision::numerator(m);

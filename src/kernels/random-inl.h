@@ -169,9 +169,12 @@ class StreamFiller {
   uint64_t first_counter_ = 0, seed_ = 0;
   size_t counters_ = 0, done_ = 0;
   uint32_t* words_ = nullptr;
-  // Each round's key {k0, k1}, set by Start(): Batch's rounds read them as
-  // broadcast memory operands instead of broadcasting general registers.
+#if HWY_TARGET != HWY_SCALAR
+  // Each round's key {k0, k1}, set by Start(): Batch's rounds broadcast
+  // them from memory, as ternlog operands, instead of from general
+  // registers (docs/design.md).
   uint64_t round_keys_[20] = {};
+#endif
 };
 
 // Elements per chunk: one batch of random words, one batch of mask bits.
@@ -412,11 +415,12 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
       return 0;
     };
     // Every vector of a chunk has the alignment of its first.
-    const bool nt = stream && reinterpret_cast<uintptr_t>(dst + i) % vector_bytes == 0;
+    const bool non_temporal =
+        stream && reinterpret_cast<uintptr_t>(dst + i) % vector_bytes == 0;
     const auto whole_vector = [&](size_t j) HWY_ATTR {
       const auto v = op(d, kWords ? w + j : nullptr, first + j, lanes, kept(j),
                         Codec::Load(d, srcs + i + j)...);
-      if (nt) {
+      if (non_temporal) {
         Codec::Stream(d, v, dst + i + j);
       } else {
         Codec::Store(d, v, dst + i + j);
@@ -427,6 +431,7 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
     // vector registers: stepping inside the vector loop (after every 64th
     // element) made GCC keep the op's constants on the stack and reload
     // them every vector (docs/design.md).
+    HWY_DASSERT(64 % lanes == 0);  // Highway's lane counts are powers of two, at most 64 here
     size_t j = 0;
     for (; j + 64 <= count; j += 64) {
       // Unrolled by at most 4: fully unrolled (64 vectors of one lane on

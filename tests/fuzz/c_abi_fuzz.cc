@@ -425,6 +425,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Channel weights and biases finite where the op requires it: PReLU's
   // weights may be anything (they are data); leave them raw.
   const std::vector<uint8_t> before = arena;
+  fuzz::SetForeignLastError();
   const leaky_status status = Call(p, arena.data(), l);
   const std::string message = leaky_last_error();
   if (status != LEAKY_OK) {

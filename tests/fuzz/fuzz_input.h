@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 
+#include "leaky/eight_bit.h"
 #include "leaky/leaky.h"
 
 namespace leaky::fuzz {
@@ -61,6 +63,16 @@ inline void Reversed(void*, size_t count, leaky_task task, void* context) {
 inline void Twice(void*, size_t count, leaky_task task, void* context) {
   for (int round = 0; round < 2; ++round) {
     for (size_t i = 0; i < count; ++i) task(context, i);
+  }
+}
+
+// Leaves a refusal of an entry point no target fuzzes as this thread's
+// last error, so that a refusal which sets no message of its own shows as
+// a message not starting with its entry point.
+inline void SetForeignLastError() {
+  if (leaky_q8_bias_act_multipliers(1, nullptr, std::numeric_limits<double>::quiet_NaN(),
+                                    LEAKY_ACT_LRELU, 0.2, 1.0, nullptr, nullptr) == LEAKY_OK) {
+    Bug("fuzz_input", "leaky_q8_bias_act_multipliers", "accepted a NaN gain", "");
   }
 }
 

@@ -5,7 +5,7 @@
 // int32, rows (inner > 1) and channels-last layouts of up to 513 channels
 // (the per-channel tables of at most 512 and the row-by-row path beyond),
 // thread counts, store policies, executors, overlapping and null operands,
-// sizes from 0 to beyond memory. The property, for any input: either the
+// y at any byte address, sizes from 0 to 2^60. The property, for any input: either the
 // call returns LEAKY_OK and y holds the exact reference's bytes
 // (tests/eight_bit_reference.h: rationals, no floating point) with every
 // other byte of the arena untouched, or it returns an error whose message
@@ -14,10 +14,13 @@
 //
 // Built with libFuzzer by `make fuzz`; `make test` replays
 // tests/fuzz/corpus/q8_bias_act (replay_main.cc).
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "eight_bit_reference.h"
@@ -63,9 +66,11 @@ int32_t Int(Mix& mix, uint8_t kind) {
     case 0: return static_cast<int32_t>(static_cast<uint32_t>(v));
     case 1: return static_cast<int32_t>(v % 2001) - 1000;
     case 2: return kSpecialInts[v % (sizeof(kSpecialInts) / sizeof(kSpecialInts[0]))];
-    default:  // small, with specials among them
-      return (v & 8) != 0 ? kSpecialInts[(v >> 4) % (sizeof(kSpecialInts) / sizeof(kSpecialInts[0]))]
+    default: {  // small, with specials among them
+      constexpr size_t kSpecials = sizeof(kSpecialInts) / sizeof(kSpecialInts[0]);
+      return (v & 8) != 0 ? kSpecialInts[(v >> 4) % kSpecials]
                           : static_cast<int32_t>(v % 513) - 256;
+    }
   }
 }
 
@@ -113,27 +118,36 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool valid = true;
   // The output's encoding.
   leaky_q8_bias_act_params params{};
+  // Mostly qu8 or qs8; else an fp8 type (no epilogue) or any int.
   const uint8_t type_choice = r.Byte();
-  params.type = static_cast<leaky_type8>(type_choice % 5 == 4 ? type_choice : (type_choice % 2 == 0 ? LEAKY_QU8 : LEAKY_QS8));
+  int type = type_choice % 2 == 0 ? LEAKY_QU8 : LEAKY_QS8;
+  if (type_choice % 10 == 4) type = type_choice;
+  if (type_choice % 10 == 9) type = type_choice / 10 % 2 == 0 ? LEAKY_FP8_E4M3 : LEAKY_FP8_E5M2;
+  params.type = static_cast<leaky_type8>(type);
   if (params.type != LEAKY_QU8 && params.type != LEAKY_QS8) valid = false;
   const int low = params.type == LEAKY_QS8 ? -128 : 0, high = params.type == LEAKY_QS8 ? 127 : 255;
   const uint8_t zp_kind = r.Byte();
   params.output_zero_point =
       zp_kind % 8 == 7 ? static_cast<int32_t>(r.Bits(4)) : low + static_cast<int>(r.Byte());
   if (params.output_zero_point < low || params.output_zero_point > high) valid = false;
+  // The clamp: none (0), a clamp within range (1), or bounds as drawn
+  // (2, 3: maybe reversed or up to 16 beyond the type's range: refused).
   const uint8_t clamp_kind = r.Byte() % 4;
-  int a = low + r.Byte(), b = low + r.Byte();
-  if (clamp_kind == 0) a = low, b = high;                // no clamp
-  if (clamp_kind == 1 && a > b) std::swap(a, b);          // a clamp
-  params.output_min = a;                                  // 2, 3: as drawn (may be reversed
-  params.output_max = b;                                  // or out of range: refused)
+  const int spread = clamp_kind >= 2 ? 16 : 0;
+  int a = low - spread + r.Byte() % (256 + 2 * spread);
+  int b = low - spread + r.Byte() % (256 + 2 * spread);
+  if (clamp_kind == 0) a = low, b = high;
+  if (clamp_kind == 1 && a > b) std::swap(a, b);
+  params.output_min = a;
+  params.output_max = b;
   if (a > b || a < low || b > high) valid = false;
   const uint8_t per_channel = r.Byte() % 5;
   params.per_channel = per_channel < 2 ? 1 : per_channel < 4 ? 0 : 2;
   if (params.per_channel == 2) valid = false;
   // The layout: channels-last ([outer, channels, 1], the tables' path when
   // rows are many) or rows of `inner`; sizes up to kMaxElements, zero, or
-  // beyond memory.
+  // 2^60 (refused: the size overflows, or acc's span overlaps the other
+  // operands).
   const size_t channel_choices[] = {1, 2, 3, 16, 64, 100, 130, 257, 512, 513};
   size_t channels = r.Pick(channel_choices);
   const uint8_t inner_kind = r.Byte();
@@ -141,7 +155,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t size_kind = r.Byte() % 8;
   size_t outer = static_cast<size_t>(r.Bits(2)) % (kMaxElements / (channels * inner) + 1);
   if (size_kind == 6) outer = 0;
-  if (size_kind == 7) outer = (size_t{1} << 60) / channels + r.Byte();  // refused: beyond memory
+  if (size_kind == 7) outer = (size_t{1} << 60) / channels + r.Byte();
   const bool huge = size_kind == 7;
   if (huge) valid = false;
   const size_t n = huge ? 64 : outer * channels * inner;  // elements in the arena
@@ -150,9 +164,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Mix mix{r.Bits(8)};
   const uint8_t acc_kind = r.Byte(), bias_kind = r.Byte(), positive_kind = r.Byte(),
                 negative_kind = r.Byte();
-  // The arena: acc, bias, the multipliers and y, each after a guard and
-  // aligned to 64 bytes (a C caller's int32 and double arrays are aligned
-  // to their type).
+  // Operands: separate, bias absent, y on acc or on the bias (refused), or
+  // a required operand null (refused).
+  const uint8_t alias = r.Byte() % 10;
+  const bool any = huge || n > 0;
+  const uint8_t alias_detail = any && (alias == 3 || alias == 4) ? r.Byte() : 0;
+  leaky_executor executor{};
+  const leaky_options options = fuzz::ReadOptions(r, &executor, &valid);
+  // acc at any int32 address, y at any byte address past a line.
+  const size_t acc_shift = 4 * (r.Byte() % 16), y_shift = r.Byte() % 64;
+  // The arena: acc, bias, the multipliers and y, each after a guard, at
+  // offsets that keep every array aligned to its type (as a C caller's):
+  // 64 bytes, then acc's and y's shifts.
   constexpr size_t kGuard = 64;
   size_t offset = 0;
   const auto region = [&](size_t bytes) {
@@ -160,11 +183,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     offset = (at + bytes + kGuard - 1) / kGuard * kGuard;
     return at;
   };
-  const size_t acc_at = region(n * 4);
+  const size_t acc_at = region(n * 4 + acc_shift) + acc_shift;
   const size_t bias_at = region(channels * 4);
   const size_t positive_at = region(channels * 8);
   const size_t negative_at = region(channels * 8);
-  size_t y_at = region(n);
+  size_t y_at = region(n + y_shift) + y_shift;
   // operator new aligns the vector's bytes for any fundamental type.
   std::vector<uint8_t> arena(offset + kGuard);
   for (size_t i = 0; i < arena.size(); ++i) arena[i] = static_cast<uint8_t>(mix.Next());
@@ -180,32 +203,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Put(arena, negative_at, c, Multiplier(mix, nk, &multipliers_valid));
   }
   // Multipliers are read only when there are elements.
-  if (!multipliers_valid && (huge || n > 0)) valid = false;
-  // Operands: separate, bias absent, y on acc or on the bias (refused), or
-  // a required operand null (refused).
-  const uint8_t alias = r.Byte() % 10;
+  if (!multipliers_valid && any) valid = false;
   bool null_acc = false, null_bias = alias == 1, null_positive = false, null_negative = false,
        null_y = false;
-  if (alias == 2 && (huge || n > 0)) {
+  if (alias == 2 && any) {
     y_at = acc_at;
     valid = false;
   }
-  if (alias == 3 && (huge || n > 0)) {
-    y_at = bias_at + r.Byte() % (channels * 4);
+  if (alias == 3 && any) {
+    y_at = bias_at + alias_detail % (channels * 4);
     valid = false;
   }
-  if (alias == 4 && (huge || n > 0)) {
-    const uint8_t which = r.Byte() % 4;
+  if (alias == 4 && any) {
+    const uint8_t which = alias_detail % 4;
     null_acc = which == 0, null_positive = which == 1, null_negative = which == 2,
     null_y = which == 3;
     valid = false;
   }
-  leaky_executor executor{};
-  const leaky_options options = fuzz::ReadOptions(r, &executor, &valid);
   const std::vector<uint8_t> before = arena;
   auto at = [&](size_t where, bool null) -> uint8_t* {
     return null ? nullptr : arena.data() + where;
   };
+  fuzz::SetForeignLastError();
   const leaky_status status = leaky_q8_bias_act_forward(
       &params, outer, channels, inner, reinterpret_cast<const int32_t*>(at(acc_at, null_acc)),
       reinterpret_cast<const int32_t*>(at(bias_at, null_bias)),
@@ -215,7 +234,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (status != LEAKY_OK) {
     if (valid) Bug("refused a valid call:", message);
     if (arena != before) Bug("wrote despite an error:", message);
-    if (message.rfind(kOp, 0) != 0) Bug("error message does not start with the entry point:", message);
+    if (message.rfind(kOp, 0) != 0) {
+      Bug("error message does not start with the entry point:", message);
+    }
     return 0;
   }
   if (!valid) {
@@ -241,11 +262,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int64_t k = int64_t{Get<int32_t>(before, acc_at, i)} +
                       (null_bias ? 0 : Get<int32_t>(before, bias_at, c));
     const size_t m = params.per_channel ? c : 0;
-    ref8::Integer q = ref8::RoundHalfEven(ref8::Rational(k) * (k >= 0 ? positive[m] : negative[m])) +
-                      params.output_zero_point;
-    if (q < params.output_min) q = params.output_min;
-    if (q > params.output_max) q = params.output_max;
-    want[y_at + i] = static_cast<uint8_t>(static_cast<int>(q));
+    want[y_at + i] = ref8::EpilogueByte(k, k >= 0 ? positive[m] : negative[m],
+                                        params.output_zero_point, params.output_min,
+                                        params.output_max);
   }
   for (size_t i = 0; i < arena.size(); ++i) {
     if (arena[i] == want[i]) continue;
