@@ -134,8 +134,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // (2, 3: maybe reversed or up to 16 beyond the type's range: refused).
   const uint8_t clamp_kind = r.Byte() % 4;
   const int spread = clamp_kind >= 2 ? 16 : 0;
-  int a = low - spread + r.Byte() % (256 + 2 * spread);
-  int b = low - spread + r.Byte() % (256 + 2 * spread);
+  const auto bound = [&] { return low - spread + r.Byte() * (256 + 2 * spread) / 256; };
+  int a = bound();
+  int b = bound();
   if (clamp_kind == 0) a = low, b = high;
   if (clamp_kind == 1 && a > b) std::swap(a, b);
   params.output_min = a;
