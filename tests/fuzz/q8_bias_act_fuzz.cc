@@ -5,12 +5,13 @@
 // int32, rows (inner > 1) and channels-last layouts of up to 513 channels
 // (the per-channel tables of at most 512 and the row-by-row path beyond),
 // thread counts, store policies, executors, overlapping and null operands,
-// y at any byte address, sizes from 0 to 2^60. The property, for any input: either the
-// call returns LEAKY_OK and y holds the exact reference's bytes
-// (tests/eight_bit_reference.h: rationals, no floating point) with every
-// other byte of the arena untouched, or it returns an error whose message
-// starts with the entry point and the arena is untouched. A call built
-// only from valid choices must succeed.
+// acc at any int32 address and y at any byte address, sizes from 0 to
+// 2^60. The property, for any input: either the call returns LEAKY_OK and
+// y holds the exact reference's bytes (tests/eight_bit_reference.h:
+// rationals, no floating point) with every other byte of the arena
+// untouched, or it returns an error whose own message starts with the
+// entry point and the arena is untouched. A call built only from valid
+// choices must succeed; one with any invalid choice must be refused.
 //
 // Built with libFuzzer by `make fuzz`; `make test` replays
 // tests/fuzz/corpus/q8_bias_act (replay_main.cc).
@@ -58,6 +59,7 @@ struct Mix {
 const int32_t kSpecialInts[] = {0, 1, -1, std::numeric_limits<int32_t>::min(),
                                 std::numeric_limits<int32_t>::max(), 255, -256, 1 << 24,
                                 -(1 << 24), 127, -128};
+constexpr size_t kSpecials = sizeof(kSpecialInts) / sizeof(kSpecialInts[0]);
 
 // An int32 of the kind `kind` picks: full range, small, or a special value.
 int32_t Int(Mix& mix, uint8_t kind) {
@@ -65,12 +67,10 @@ int32_t Int(Mix& mix, uint8_t kind) {
   switch (kind % 4) {
     case 0: return static_cast<int32_t>(static_cast<uint32_t>(v));
     case 1: return static_cast<int32_t>(v % 2001) - 1000;
-    case 2: return kSpecialInts[v % (sizeof(kSpecialInts) / sizeof(kSpecialInts[0]))];
-    default: {  // small, with specials among them
-      constexpr size_t kSpecials = sizeof(kSpecialInts) / sizeof(kSpecialInts[0]);
+    case 2: return kSpecialInts[v % kSpecials];
+    default:  // small, with specials among them
       return (v & 8) != 0 ? kSpecialInts[(v >> 4) % kSpecials]
                           : static_cast<int32_t>(v % 513) - 256;
-    }
   }
 }
 
