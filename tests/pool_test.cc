@@ -2,7 +2,8 @@
 // thread cap and spin time; a second thread really takes part; concurrent
 // callers and calls from inside a task are safe; workers sleep once the spin
 // time is over; a child process after fork() gets a
-// working pool; LEAKY_POOL_SPIN_US parses as documented.
+// working pool; LEAKY_POOL_SPIN_US parses as documented; waits stop
+// spinning unyielding after a spinner was descheduled.
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
@@ -318,6 +319,19 @@ TEST(ThreadPool, SpinVariableParses) {
   EXPECT_EQ(*ParseSpinMicros("1000000"), 1000000u);
   for (const char* bad : {"-5", "1000001", "12us", " 5", "x", "99999999999999999999"})
     EXPECT_FALSE(ParseSpinMicros(bad).has_value()) << bad;
+}
+
+// A wait starts unyielding only while no spinner has found itself
+// descheduled for kQuietAfterGapNanos: right after a gap, and until that
+// time has passed, every wait yields from its start.
+TEST(ThreadPool, WaitsYieldFromTheStartAfterAGap) {
+  const int64_t now = int64_t{1} << 50;  // a steady clock's nanoseconds
+  EXPECT_GT(kUnyieldingSpinNanos, 0);
+  EXPECT_EQ(UnyieldingSpinNanos(now, kNoGap), kUnyieldingSpinNanos);
+  EXPECT_EQ(UnyieldingSpinNanos(now, now), 0);
+  EXPECT_EQ(UnyieldingSpinNanos(now, now - kQuietAfterGapNanos + 1), 0);
+  EXPECT_EQ(UnyieldingSpinNanos(now, now - kQuietAfterGapNanos), kUnyieldingSpinNanos);
+  EXPECT_EQ(UnyieldingSpinNanos(0, kNoGap), kUnyieldingSpinNanos);  // a clock near its start
 }
 
 }  // namespace

@@ -12,8 +12,10 @@ namespace {
 
 // The tiles of one core's range not yet claimed: (front << 32) | back, in
 // tile numbers. The core's own task claims from the front, others steal
-// from the back, both by compare-and-swap on the one word.
-using TileDeque = std::atomic<uint64_t>;
+// from the back, both by compare-and-swap on the one word. One per cache
+// line: packed, every claim moved the line between the cores (f32 forward
+// at 1 Mi on 2 threads, 1-3% of the call; docs/design.md).
+struct alignas(64) TileDeque : std::atomic<uint64_t> {};
 
 // One call's work, shared by every core's task.
 struct Job {

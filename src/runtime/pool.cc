@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -70,20 +71,28 @@ int64_t NowNanos() {
 // gap made every waiter of the pool sleep at once for 20 ms, so every call
 // of those 20 ms had to wake a sleeping worker, and a late one left its
 // share to the caller; docs/design.md, "Threads", has what changing it
-// measured.)
+// measured.) The time of the last gap also turns off the unyielding start
+// of each wait (UnyieldingSpinNanos) for a while.
 class SpinPolicy {
  public:
   explicit SpinPolicy(uint32_t spin_us) : spin_nanos_(int64_t{spin_us} * 1000) {}
 
   int64_t Budget() const { return spin_nanos_; }
-  void Descheduled() { backoffs_.fetch_add(1, std::memory_order_relaxed); }
+  void Descheduled(int64_t now) {
+    backoffs_.fetch_add(1, std::memory_order_relaxed);
+    last_gap_.store(now, std::memory_order_relaxed);
+  }
   uint64_t backoffs() const { return backoffs_.load(std::memory_order_relaxed); }
+  int64_t Unyielding(int64_t now) const {
+    return UnyieldingSpinNanos(now, last_gap_.load(std::memory_order_relaxed));
+  }
 
   static constexpr int64_t kGapNanos = 100'000;
 
  private:
   int64_t spin_nanos_;
   std::atomic<uint64_t> backoffs_{0};
+  std::atomic<int64_t> last_gap_{kNoGap};
 };
 
 // A futex word and the flag its one waiter raises before sleeping: the
@@ -105,6 +114,7 @@ struct Signal {
     if (now != old) return now;
     const int64_t start = NowNanos();
     const int64_t budget = policy.Budget();
+    const int64_t unyielding = policy.Unyielding(start);
     for (int64_t last = start; budget > 0;) {
       for (int i = 0; i < 32; ++i) {
         CpuRelax();
@@ -112,10 +122,10 @@ struct Signal {
         if (now != old) return now;
       }
       // Lets a runnable thread of this core (another process's) have it.
-      sched_yield();
+      if (last - start >= unyielding) sched_yield();
       const int64_t time = NowNanos();
       if (time - last > SpinPolicy::kGapNanos) {
-        policy.Descheduled();
+        policy.Descheduled(time);
         break;
       }
       if (time - start >= budget) break;
@@ -400,6 +410,10 @@ void PrintPoolStats() {
 }
 
 }  // namespace
+
+int64_t UnyieldingSpinNanos(int64_t now, int64_t last_gap) {
+  return now - last_gap >= kQuietAfterGapNanos ? kUnyieldingSpinNanos : 0;
+}
 
 std::optional<uint32_t> ParseSpinMicros(const char* text) {
   if (text == nullptr || *text == '\0') return kDefaultSpinMicros;
