@@ -324,11 +324,12 @@ TEST(ThreadPool, SpinVariableParses) {
 // A wait starts unyielding only while no spinner has found itself
 // descheduled for kQuietAfterGapNanos: right after a gap, and until that
 // time has passed, every wait yields from its start.
-TEST(ThreadPool, WaitsYieldFromTheStartAfterAGap) {
+TEST(ThreadPool, UnyieldingSpinDependsOnTheLastGap) {
+  static_assert(kUnyieldingSpinNanos > 0);
   const int64_t now = int64_t{1} << 50;  // a steady clock's nanoseconds
-  EXPECT_GT(kUnyieldingSpinNanos, 0);
   EXPECT_EQ(UnyieldingSpinNanos(now, kNoGap), kUnyieldingSpinNanos);
   EXPECT_EQ(UnyieldingSpinNanos(now, now), 0);
+  EXPECT_EQ(UnyieldingSpinNanos(now, now + 1), 0);  // another thread's later gap
   EXPECT_EQ(UnyieldingSpinNanos(now, now - kQuietAfterGapNanos + 1), 0);
   EXPECT_EQ(UnyieldingSpinNanos(now, now - kQuietAfterGapNanos), kUnyieldingSpinNanos);
   EXPECT_EQ(UnyieldingSpinNanos(0, kNoGap), kUnyieldingSpinNanos);  // a clock near its start

@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -114,14 +113,16 @@ struct Signal {
     if (now != old) return now;
     const int64_t start = NowNanos();
     const int64_t budget = policy.Budget();
-    const int64_t unyielding = policy.Unyielding(start);
+    // At most half the budget: a short spin time still yields.
+    const int64_t unyielding = budget > 0 ? std::min(policy.Unyielding(start), budget / 2) : 0;
     for (int64_t last = start; budget > 0;) {
       for (int i = 0; i < 32; ++i) {
         CpuRelax();
         now = word.load(std::memory_order_acquire);
         if (now != old) return now;
       }
-      // Lets a runnable thread of this core (another process's) have it.
+      // After the unyielding start, lets a runnable thread of this core
+      // (another process's) have it.
       if (last - start >= unyielding) sched_yield();
       const int64_t time = NowNanos();
       if (time - last > SpinPolicy::kGapNanos) {

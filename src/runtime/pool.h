@@ -52,15 +52,18 @@ class ThreadPool {
 // caller alone).
 ThreadPool* Pool();
 
-// A wait spins for its first kUnyieldingSpinNanos without yielding its core,
-// then yields it (sched_yield) between short spins until the spin time is
-// over: the system call takes 1.2-1.6 us on this project's VM, twice the
-// spin between two yields, and a waiter inside it sees neither the next
-// call nor a finished task, while the gap between two calls of a loop is a
-// few microseconds. Not within kQuietAfterGapNanos of the last time a
-// spinner of the pool found itself descheduled (`last_gap`; kNoGap before
-// any): another thread wants these cores, and every wait yields from the
-// start. Measured in docs/design.md ("Threads").
+// A wait spins for its first kUnyieldingSpinNanos (at most half its spin
+// time) without yielding its core, then yields it (sched_yield) between
+// short spins until the spin time is over: the system call takes 1.2-1.6 us
+// on this project's VM, twice the spin between two yields, and a waiter
+// inside it sees neither the next call nor a finished task, while the gap
+// between two calls of a loop is a few microseconds. Except within
+// kQuietAfterGapNanos of the last time a spinner of the pool found itself
+// descheduled (`last_gap`; kNoGap before any): another thread wants these
+// cores, and every wait yields from its start. Short descheduling does not
+// count (a gap is over 100 us): where the application pins a worker to its
+// caller's CPU, a call may lose up to the unyielding time. Measured in
+// docs/design.md ("Threads").
 constexpr int64_t kUnyieldingSpinNanos = 10'000;
 constexpr int64_t kQuietAfterGapNanos = 20'000'000;
 constexpr int64_t kNoGap = INT64_MIN / 2;
