@@ -12,10 +12,9 @@ namespace {
 
 // The tiles of one core's range not yet claimed: (front << 32) | back, in
 // tile numbers. The core's own task claims from the front, others steal
-// from the back, both by compare-and-swap on the one word. One per cache
-// line: packed, every claim moved the line between the cores (f32 forward
-// at 1 Mi on 2 threads, 1-3% of the call; docs/design.md).
-struct alignas(64) TileDeque : std::atomic<uint64_t> {};
+// from the back, both by compare-and-swap on the one word. (One per cache
+// line made no difference that leaky bench could see: docs/design.md.)
+using TileDeque = std::atomic<uint64_t>;
 
 // One call's work, shared by every core's task.
 struct Job {
@@ -192,10 +191,10 @@ namespace {
 // Stealing needs a deque per core, on the stack up to kMaxStealingCores
 // (larger machines run each core's range as planned), and tile numbers that
 // fit 32 bits; one core has nobody to steal from. Only calls of several
-// cores come here: each deque is a line of stack its constructor writes.
-// (Made in every call, the 64 lines took a 4 Ki-element call on one thread
-// from 0.99-1.05 of XNNPACK to 0.85-0.90; made here, 1.00-1.12. leaky
-// bench, Zen 4 AVX3_DL, alternated three times.)
+// cores come here, since the deques' constructors write them: padded to a
+// cache line each and made in every call, they took a 4 Ki-element call on
+// one thread from 0.99-1.05 of XNNPACK to 0.85-0.90 (leaky bench, Zen 4
+// AVX3_DL, alternated three times).
 // ParallelFor's threads start after these stores (the pool publishes the
 // call with release order; an executor's own synchronization does too).
 [[gnu::noinline]] void RunCoresStealing(Job& job, const leaky_executor* executor) {
