@@ -191,10 +191,10 @@ namespace {
 // Stealing needs a deque per core, on the stack up to kMaxStealingCores
 // (larger machines run each core's range as planned), and tile numbers that
 // fit 32 bits; one core has nobody to steal from. Only calls of several
-// cores come here, since the deques' constructors write them: padded to a
-// cache line each and made in every call, they took a 4 Ki-element call on
-// one thread from 0.99-1.05 of XNNPACK to 0.85-0.90 (leaky bench, Zen 4
-// AVX3_DL, alternated three times).
+// cores come here, since the deques' constructors write them (512 bytes):
+// made in every call, a 4 Ki-element call on one thread ran at 0.92-0.93 of
+// XNNPACK, made here at 1.00-1.13 (leaky bench, Zen 4 AVX3_DL, the two
+// builds alternated three times; padded to a line each, 0.85-0.90).
 // ParallelFor's threads start after these stores (the pool publishes the
 // call with release order; an executor's own synchronization does too).
 [[gnu::noinline]] void RunCoresStealing(Job& job, const leaky_executor* executor) {
