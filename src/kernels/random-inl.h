@@ -338,11 +338,12 @@ HWY_INLINE hn::Vec<D> UniformFromWords(D d, const uint32_t* words) {
 // cached stores read each line first) 8 KiB ahead helps; the two were not
 // measured apart.
 // f32 bias_act + dropout at 64 Mi, Zen 4 AVX3_DL, `leaky bench` over the
-// same binary with the library built with and without, alternated 10
-// times, ratio to the streaming copy: 1 thread 0.69-0.78 (median 0.73)
-// without, 0.75-0.85 (0.80) with, higher in 9 of the 10; 2 threads
-// 0.83-0.92 against 0.81-0.95, no difference seen; in cache (1 Mi) and
-// RReLU's forward (4 alternations) unchanged within the spread.
+// same binary with the library built with and without, alternated 18
+// times in three batches, ratio to the streaming copy: 1 thread 0.69-0.80
+// (median 0.75) without, 0.75-0.85 (0.80) with, higher in 16 of the 18;
+// 2 threads 0.66-0.92 against 0.59-0.95, higher in 9 of 18. In cache (1
+// Mi), RReLU's forward (4 alternations) and dropout's backward (3)
+// unchanged within the spread.
 constexpr size_t kRandomPrefetchBytes = 8192;
 
 template <class T>
@@ -460,10 +461,11 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
     size_t j = 0;
     for (; j + 64 <= count; j += 64) {
       // Ask for the block's lines kRandomPrefetchBytes ahead, the sources'
-      // and dst's (a prefetch may run past the arrays: it never faults).
+      // and, when stores are cached, dst's (streamed lines are never read);
+      // a prefetch may run past the arrays: it never faults.
       for (size_t line = 0; line < 64 * sizeof(*dst); line += 64) {
         (PrefetchAhead(srcs + i + j, line, false), ...);
-        PrefetchAhead(dst + i + j, line, true);
+        if (!non_temporal) PrefetchAhead(dst + i + j, line, true);
       }
       // Unrolled by at most 4: fully unrolled (64 vectors of one lane on
       // HWY_SCALAR) the kernels' file took half as long again to compile.
