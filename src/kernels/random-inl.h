@@ -376,7 +376,6 @@ HWY_INLINE void PrefetchAhead(const T* block, size_t line, bool write) {
 // The keep bits of a chunk are computed before its loop and go out to the
 // mask after it.
 // With `stream`, vector-aligned whole vectors go out as non-temporal stores.
-
 template <class Codec, class Op, class... Sources>
 HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::Storage* dst,
                                       bool stream, Op& op, const Sources*... srcs) {
