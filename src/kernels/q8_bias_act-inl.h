@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/kernels.h"
 
@@ -267,10 +268,10 @@ struct Wrap {
 // j..j+Lanes(DI())-1, u their table position) and `one(j)`, streamed when
 // asked; u starts at u0. One 64-byte line at a time: on AVX-512 four blocks
 // pack into one byte vector in registers (two saturating packs, exact for
-// values in range, and a permute back to element order); elsewhere the
-// blocks' bytes gather in a buffer and go out as whole aligned vectors. A
-// line built by narrow stores and read back at once would stall on store
-// forwarding on every line.
+// values in range, and a permute back to element order), on AVX2 two halves
+// of four blocks each; elsewhere the blocks' bytes gather in a buffer and go
+// out as whole aligned vectors when streamed. A line built by narrow stores
+// and read back at once would stall on store forwarding on every line.
 template <class Out, class Block, class One>
 HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, size_t u0, const Wrap& wrap,
                                const Block& block, const One& one) {
@@ -302,6 +303,29 @@ HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, size_t u0, const W
   for (; i + kLine <= n; i += kLine, u = wrap.Add(u, wrap.line_step)) {
     _mm512_storeu_si512(y + i, line(i));
   }
+#elif HWY_TARGET == HWY_AVX2
+  // Two halves of four 8-lane blocks, packed as on AVX-512: DemoteTo and an
+  // 8-byte store per block cost more than the blocks' own arithmetic.
+  const auto half = [&](size_t j, size_t v) LEAKY_Q8_INLINE {
+    const __m256i w01 = _mm256_packs_epi32(block(j, v).raw, block(j + 8, v + 8).raw);
+    const __m256i w23 = _mm256_packs_epi32(block(j + 16, v + 16).raw, block(j + 24, v + 24).raw);
+    const __m256i bytes =
+        hwy::IsSame<Out, uint8_t>() ? _mm256_packus_epi16(w01, w23) : _mm256_packs_epi16(w01, w23);
+    // Dword 4h + q of `bytes` holds block q's lanes 4h..4h+3.
+    return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  };
+  if (stream) {
+    skip_head();
+    for (; i + kLine <= n; i += kLine, u = wrap.Add(u, wrap.line_step)) {
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i), half(i, u));
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i + 32), half(i + 32, u + 32));
+    }
+    hwy::FlushStream();
+  }
+  for (; i + kLine <= n; i += kLine, u = wrap.Add(u, wrap.line_step)) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), half(i, u));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i + 32), half(i + 32, u + 32));
+  }
 #else
   const hn::ScalableTag<Out> d_line;
   if (stream && hn::Lanes(d_line) <= kLine) {
@@ -322,19 +346,20 @@ HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, size_t u0, const W
   for (; i < n; ++i) y[i] = one(i);
 }
 
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-// The folded fast path (AVX-512; a run of one channel, or channels-last
-// rows from per-channel tables, ChannelsLast below): the bias and the zero
-// point folded into the multiply, y~ = fl(fl(acc) * fl(M) + fl(bias * M + zp))
-// in one FMA per lane, the multiplier chosen per lane by the sign of
-// k = acc + bias (acc > -bias, an integer compare: no sum, so no wrap to
-// mend). Every rounding is to nearest, by EVEX embedded rounding and by the
-// scalar conversions below (the FP guard around every kernel sets nearest
-// too; this path does not depend on it), so each is off by at most 2^-24 of
-// its result. It runs where |bias * M| <= 256 (the bias, in
-// output units, within the output's range) and |M| <= 2^64, for both
-// multipliers (FoldedFits), and is exact wherever it answers. With
-// y = k M + zp the exact value,
+// The folded fast path (every target with FMA; a run of one channel, or
+// channels-last rows from per-channel tables, ChannelsLast below): the bias
+// and the zero point folded into the multiply,
+// y~ = fl(fl(acc) * fl(M) + fl(bias * M + zp)) in one FMA per lane, the
+// multiplier chosen per lane by the sign of k = acc + bias (acc > -bias, an
+// integer compare: no sum, so no wrap to mend). Every rounding is to
+// nearest, so each is off by at most 2^-24 of its result: on AVX-512 by
+// EVEX embedded rounding and by the scalar conversions below, independent
+// of the caller's mode; elsewhere the conversions and the FMA round by the
+// FP environment, which the guard around every kernel
+// (reference::ieee_environment) sets to nearest, with subnormals kept. It
+// runs where |bias * M| <= 256 (the bias, in output units, within the
+// output's range) and |M| <= 2^64, for both multipliers (FoldedFits), and
+// is exact wherever it answers. With y = k M + zp the exact value,
 //   |y~ - y| <= 2^-24 |y~|                    (the FMA's rounding)
 //             + 2^-23 (1 + 2^-25) |acc * M|   (fl(acc) and fl(M))
 //             + 2^-24 (|bias * M| + |zp|)     (the folded constant)
@@ -351,15 +376,15 @@ HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, size_t u0, const W
 // |y~| <= 2^95 + 511 is finite. The clamp to [output_min, output_max] is
 // done in f32 (integer bounds commute with rounding); when it is the type's
 // own range only the upper bound is applied, and the saturating packs (or
-// vpmov(u)sdb) give the lower one, whatever the conversion makes of a large
-// negative lane.
-// 10 vector arithmetic instructions per 16 lanes (and the load and two mask
-// instructions) against the general fast path's 16:
-// the epilogue is compute-bound on AVX-512 (Zen 4, 1 thread, 128 Ki
-// elements in L2: 0.150 ns an element before, 0.112 after; the memory
-// limit at 64 Mi is 0.133; docs/design.md).
+// vpmov(u)sdb, or DemoteTo) give the lower one, whatever the conversion
+// makes of a large negative lane.
+// On AVX-512, 10 vector arithmetic instructions per 16 lanes (and the load
+// and two mask instructions) against the general fast path's 16: the
+// epilogue is compute-bound on AVX-512 (Zen 4, 1 thread, 128 Ki elements
+// in L2: 0.150 ns an element before, 0.112 after; the memory limit at 64 Mi
+// is 0.133; docs/design.md). On AVX2 (Zen 3) docs/design.md has the
+// measurement.
 constexpr double kFoldedBias = 256;
-constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 // Each block asks for the accumulators 8 KiB ahead (into L1). At 1 thread
 // the arithmetic between the loads keeps too few misses in flight for the
 // hardware prefetchers alone (a loop with the same loads and streamed lines
@@ -373,21 +398,36 @@ HWY_INLINE bool FoldedFits(int32_t bias, double positive, double negative) {
   return m <= kMultiplierCap && std::fabs(static_cast<double>(bias)) * m <= kFoldedBias;
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 // x rounded to the nearest float whatever the caller's rounding mode (an
 // embedded-rounding conversion; |x| is below float's range here).
 HWY_INLINE float NearestFloat(double x) {
   return _mm_cvtss_f32(_mm_cvt_roundsd_ss(_mm_setzero_ps(), _mm_set_sd(x), kNearest));
 }
+// The same for Lanes(D()) doubles.
+HWY_INLINE hn::Vec<hn::Rebind<float, D>> NearestFloats(V x) {
+  return hn::Vec<hn::Rebind<float, D>>{_mm512_cvt_roundpd_ps(x.raw, kNearest)};
+}
+#else
+// x rounded to the nearest float (the guard's mode; |x| is below float's
+// range here).
+HWY_INLINE float NearestFloat(double x) { return static_cast<float>(x); }
+HWY_INLINE hn::Vec<hn::Rebind<float, D>> NearestFloats(V x) {
+  return hn::DemoteTo(hn::Rebind<float, D>(), x);
+}
+#endif
 
 // The folded path's outputs of one block: acc's lanes a, and per lane the
 // threshold (-bias), fl(M) and fl(bias * M + zero point) of each sign.
 template <bool kTypeRange, class ExactAt>
-HWY_INLINE VI FoldedBlock(__m512i a, __m512i threshold, __m512 mp, __m512 mn, __m512 cp, __m512 cn,
-                          __m512 low, __m512 high, const ExactAt& exact_at) {
-  const __mmask16 up = _mm512_cmpgt_epi32_mask(a, threshold);
-  const __m512 af = _mm512_cvt_roundepi32_ps(a, kNearest);
-  __m512 v = _mm512_mask_fmadd_round_ps(af, up, mp, cp, kNearest);
-  v = _mm512_mask_fmadd_round_ps(v, static_cast<__mmask16>(~up), mn, cn, kNearest);
+HWY_INLINE VI FoldedBlock(VI a, VI threshold, VF mp, VF mn, VF cp, VF cn, VF low, VF high,
+                          const ExactAt& exact_at) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  const __mmask16 up = _mm512_cmpgt_epi32_mask(a.raw, threshold.raw);
+  const __m512 af = _mm512_cvt_roundepi32_ps(a.raw, kNearest);
+  __m512 v = _mm512_mask_fmadd_round_ps(af, up, mp.raw, cp.raw, kNearest);
+  v = _mm512_mask_fmadd_round_ps(v, static_cast<__mmask16>(~up), mn.raw, cn.raw, kNearest);
   // v - round(v), ties to even (imm 8: no rounding from MXCSR, no
   // precision exception).
   const __m512 fraction = _mm512_sub_ps(v, _mm512_roundscale_ps(v, 8));
@@ -395,9 +435,31 @@ HWY_INLINE VI FoldedBlock(__m512i a, __m512i threshold, __m512 mp, __m512 mn, __
           _mm512_cmp_ps_mask(_mm512_abs_ps(fraction), _mm512_set1_ps(kNearTie), _CMP_GT_OQ) != 0)) {
     return ExactBlock(exact_at);
   }
-  v = _mm512_min_ps(v, high);
-  if (!kTypeRange) v = _mm512_max_ps(v, low);
+  v = _mm512_min_ps(v, high.raw);
+  if (!kTypeRange) v = _mm512_max_ps(v, low.raw);
   return VI{_mm512_cvt_roundps_epi32(v, kNearest)};
+#else
+  const DF df;
+  const auto up = hn::RebindMask(df, hn::Gt(a, threshold));
+  const VF v = hn::MulAdd(hn::ConvertTo(df, a), hn::IfThenElse(up, mp, mn),
+                          hn::IfThenElse(up, cp, cn));
+  const VF t = hn::Round(v);  // ties to even
+  if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(v, t)), hn::Set(df, kNearTie))))) {
+    return ExactBlock(exact_at);
+  }
+  VF r = hn::Min(t, high);
+  if (!kTypeRange) r = hn::Max(r, low);
+  // An integer at most `high`: truncation is exact, and a large negative
+  // lane becomes INT32_MIN (cvttps2dq's answer for any out-of-range lane,
+  // which here can only be negative; ConvertTo's fix-up for a positive one
+  // cost 4 instructions of a block's 20) or saturates (elsewhere): low
+  // either way, as the packs and DemoteTo saturate.
+#if HWY_TARGET == HWY_AVX2
+  return VI{_mm256_cvttps_epi32(r.raw)};
+#else
+  return hn::ConvertTo(DI(), r);
+#endif
+#endif
 }
 
 // k > 0 where acc > threshold (never, for bias = INT32_MIN).
@@ -422,26 +484,26 @@ template <class Out, class Exact, class One>
 HWY_INLINE void FoldedChannel(size_t n, const int32_t* acc, Out* y, int32_t bias, double positive,
                               double negative, const Scalars& s, bool stream, const Exact& exact,
                               const One& one) {
-  const __m512 mp = _mm512_set1_ps(NearestFloat(positive));
-  const __m512 mn = _mm512_set1_ps(NearestFloat(negative));
-  const __m512 cp = _mm512_set1_ps(NearestFloat(bias * positive + s.zero_point));
-  const __m512 cn = _mm512_set1_ps(NearestFloat(bias * negative + s.zero_point));
-  const __m512 high = _mm512_set1_ps(static_cast<float>(s.high + s.zero_point));
-  const __m512 low = _mm512_set1_ps(static_cast<float>(s.low + s.zero_point));
-  const __m512i threshold = _mm512_set1_epi32(FoldedThreshold(bias));
+  const DF df;
+  const VF mp = hn::Set(df, NearestFloat(positive));
+  const VF mn = hn::Set(df, NearestFloat(negative));
+  const VF cp = hn::Set(df, NearestFloat(bias * positive + s.zero_point));
+  const VF cn = hn::Set(df, NearestFloat(bias * negative + s.zero_point));
+  const VF high = hn::Set(df, static_cast<float>(s.high + s.zero_point));
+  const VF low = hn::Set(df, static_cast<float>(s.low + s.zero_point));
+  const VI threshold = hn::Set(DI(), FoldedThreshold(bias));
   WithTypeRange<Out>(s, [&](auto type_range) LEAKY_Q8_INLINE {
     RequantizeLoop<Out>(
         n, y, stream, 0, Wrap(1, hn::Lanes(DI())),
         [&](size_t j, size_t) LEAKY_Q8_INLINE {
-          _mm_prefetch(reinterpret_cast<const char*>(acc + j) + kPrefetchBytes, _MM_HINT_T0);
-          return FoldedBlock<decltype(type_range)::value>(_mm512_loadu_si512(acc + j), threshold,
-                                                          mp, mn, cp, cn, low, high,
+          hwy::Prefetch(reinterpret_cast<const uint8_t*>(acc + j) + kPrefetchBytes);
+          return FoldedBlock<decltype(type_range)::value>(hn::LoadU(DI(), acc + j), threshold, mp,
+                                                          mn, cp, cn, low, high,
                                                           [&](size_t h) { return exact(j + h); });
         },
         one);
   });
 }
-#endif  // AVX3
 
 // Channels-last runs of several rows, kernels::kQ8TableChannels channels at
 // most (ChannelsLast below): each channel's values are worked out once per
@@ -469,22 +531,16 @@ struct Tables {
 constexpr size_t kTableRows = 8;
 constexpr size_t kTableElements = 2 * kLine;
 
-// Channel c's multiplier in f32 as the fast paths read it: capped, and on
-// AVX-512 rounded to nearest whatever the caller's mode (what the folded
-// path needs; within the general fast path's bound).
-HWY_INLINE float TableMultiplier(double m) {
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  return NearestFloat(CapMultiplier(m));
-#else
-  return FastMultiplier(m);
-#endif
-}
+// Channel c's multiplier in f32 as the fast paths read it: capped and
+// rounded to nearest (what the folded path needs; within the general fast
+// path's bound).
+HWY_INLINE float TableMultiplier(double m) { return NearestFloat(CapMultiplier(m)); }
 
 // Fills `channels` channels of the tables and their spill; returns whether
-// every channel fits the folded path (never, on targets without it).
+// every channel fits the folded path.
 HWY_INLINE bool FillTables(size_t channels, const int32_t* bias, const kernels::Q8BiasActParams& q,
                            const Scalars& s, Tables* t) {
-  bool folded = HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL;
+  bool folded = true;
   const D d;
   const hn::Rebind<int32_t, D> d32;
   const hn::Rebind<float, D> d16;
@@ -503,11 +559,8 @@ HWY_INLINE bool FillTables(size_t channels, const int32_t* bias, const kernels::
     const V cap = hn::Set(d, kMultiplierCap);
     const V capped_positive = hn::Min(hn::Max(positive, hn::Neg(cap)), cap);
     const V capped_negative = hn::Min(hn::Max(negative, hn::Neg(cap)), cap);
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-    hn::StoreU(hn::Vec<decltype(d16)>{_mm512_cvt_roundpd_ps(capped_positive.raw, kNearest)}, d16,
-               t->positive + c);
-    hn::StoreU(hn::Vec<decltype(d16)>{_mm512_cvt_roundpd_ps(capped_negative.raw, kNearest)}, d16,
-               t->negative + c);
+    hn::StoreU(NearestFloats(capped_positive), d16, t->positive + c);
+    hn::StoreU(NearestFloats(capped_negative), d16, t->negative + c);
     const V bd = hn::PromoteTo(d, b);
     if (folded) {  // FoldedFits, lane by lane
       const V m = hn::Max(hn::Abs(positive), hn::Abs(negative));
@@ -516,21 +569,15 @@ HWY_INLINE bool FillTables(size_t channels, const int32_t* bias, const kernels::
     }
     if (folded) {
       const V zero_point = hn::Set(d, s.zero_point);
-      const __m512d cp = hn::Add(hn::Mul(bd, positive), zero_point).raw;
-      const __m512d cn = hn::Add(hn::Mul(bd, negative), zero_point).raw;
-      hn::StoreU(hn::Vec<decltype(d16)>{_mm512_cvt_roundpd_ps(cp, kNearest)}, d16,
+      hn::StoreU(NearestFloats(hn::Add(hn::Mul(bd, positive), zero_point)), d16,
                  t->positive_constant + c);
-      hn::StoreU(hn::Vec<decltype(d16)>{_mm512_cvt_roundpd_ps(cn, kNearest)}, d16,
+      hn::StoreU(NearestFloats(hn::Add(hn::Mul(bd, negative), zero_point)), d16,
                  t->negative_constant + c);
       // -bias, and INT32_MAX for INT32_MIN (FoldedThreshold).
       const auto most_negative = hn::Eq(b, hn::Set(d32, INT32_MIN));
       hn::StoreU(hn::IfThenElse(most_negative, hn::Set(d32, INT32_MAX), hn::Neg(b)), d32,
                  t->threshold + c);
     }
-#else
-    hn::StoreU(hn::DemoteTo(d16, capped_positive), d16, t->positive + c);
-    hn::StoreU(hn::DemoteTo(d16, capped_negative), d16, t->negative + c);
-#endif
   }
   for (; c < channels; ++c) {
     const size_t m = q.per_channel ? c : 0;
@@ -540,16 +587,12 @@ HWY_INLINE bool FillTables(size_t channels, const int32_t* bias, const kernels::
     t->channel[c] = static_cast<int32_t>(c);
     t->positive[c] = TableMultiplier(positive);
     t->negative[c] = TableMultiplier(negative);
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
     folded = folded && FoldedFits(b, positive, negative);
     if (folded) {
       t->positive_constant[c] = NearestFloat(b * positive + s.zero_point);
       t->negative_constant[c] = NearestFloat(b * negative + s.zero_point);
       t->threshold[c] = FoldedThreshold(b);
     }
-#else
-    (void)s;
-#endif
   }
   for (size_t u = channels; u < channels + kTableSpill; ++u) {
     const size_t from = u - channels;  // written already: from < u
@@ -587,12 +630,10 @@ HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, int32_t bias, d
   const auto one = [&](size_t j) {
     return RequantizeOne<Out>(acc[j], bias, positive, negative, s);
   };
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   if (FoldedFits(bias, positive, negative)) {
     FoldedChannel<Out>(n, acc, y, bias, positive, negative, s, stream, exact, one);
     return;
   }
-#endif
   // acc + bias wraps exactly where (bias < 0 ? ~acc : acc) > INT32_MAX - |bias|
   // (for bias < 0: acc < INT32_MIN - bias, and ~acc = -acc - 1), and k is
   // then the wrapped sum plus 2^32 times the bias's sign. (A loop per sign
@@ -718,10 +759,9 @@ HWY_INLINE void ChannelsLast(size_t n, size_t first, size_t channels, const int3
                            hn::GatherIndex(d, q.negative_multiplier, index), splat_zero_point,
                            splat_low, splat_high);
   };
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   if (folded) {
-    const __m512 high = _mm512_set1_ps(static_cast<float>(s.high + s.zero_point));
-    const __m512 low = _mm512_set1_ps(static_cast<float>(s.low + s.zero_point));
+    const VF high = hn::Set(DF(), static_cast<float>(s.high + s.zero_point));
+    const VF low = hn::Set(DF(), static_cast<float>(s.low + s.zero_point));
     // Not forced inline, unlike FoldedChannel's: forced, this loop ran at
     // 0.168-0.177 ns an element against 0.146-0.151 (1 Mi, in cache, 64
     // channels, alternated four times); FoldedChannel's ran at 0.12 ns
@@ -730,20 +770,17 @@ HWY_INLINE void ChannelsLast(size_t n, size_t first, size_t channels, const int3
       RequantizeLoop<Out>(
           n, y, stream, first, wrap,
           [&](size_t j, size_t u) LEAKY_Q8_INLINE {
-            _mm_prefetch(reinterpret_cast<const char*>(acc + j) + kPrefetchBytes, _MM_HINT_T0);
+            hwy::Prefetch(reinterpret_cast<const uint8_t*>(acc + j) + kPrefetchBytes);
             return FoldedBlock<decltype(type_range)::value>(
-                _mm512_loadu_si512(acc + j), _mm512_loadu_si512(t.threshold + u),
-                _mm512_loadu_ps(t.positive + u), _mm512_loadu_ps(t.negative + u),
-                _mm512_loadu_ps(t.positive_constant + u), _mm512_loadu_ps(t.negative_constant + u),
+                hn::LoadU(di, acc + j), hn::LoadU(di, t.threshold + u),
+                hn::LoadU(DF(), t.positive + u), hn::LoadU(DF(), t.negative + u),
+                hn::LoadU(DF(), t.positive_constant + u), hn::LoadU(DF(), t.negative_constant + u),
                 low, high, [&](size_t h) { return exact(j + h, u + h); });
           },
           one);
     });
     return;
   }
-#else
-  (void)folded;
-#endif
   const DF df;
   RequantizeLoop<Out>(
       n, y, stream, first, wrap,
