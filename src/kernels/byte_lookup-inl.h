@@ -63,10 +63,11 @@ class ByteTable {
   explicit ByteTable(const uint8_t* table) : table_(table) {}
   // The 16 rows' lookups by the low nibble, then a tree of 15 blends on the
   // high nibble's bits, each bit moved to the sign (x + x shifts a byte
-  // without touching its neighbours): 16 lookups, 15 blends and 8 mask
-  // instructions a vector, where keeping each row's lookup where the high
-  // nibble matches (compare, and, or) took 16 + 48 (AVX2, Zen 3: the qu8
-  // forward at 1 Mi ran at 0.17 of the streaming copy before; docs/design.md).
+  // without touching its neighbours): 16 lookups, 15 blends and 7 more
+  // instructions a vector on AVX2, where keeping each row's lookup where
+  // the high nibble matches took a compare, an and and an or a row (qu8
+  // forward over XNNPACK at 64 Mi, 1 thread, Zen 3: 0.83-0.88 before,
+  // 1.28-1.34 after; docs/design.md).
   HWY_INLINE hn::Vec<DByte> operator()(hn::Vec<DByte> x) const {
     const DByte d;
     const hn::RebindToSigned<DByte> di;
