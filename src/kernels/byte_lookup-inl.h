@@ -21,6 +21,7 @@
 
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "kernels/kernels.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace leaky {
@@ -36,12 +37,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 #if !LEAKY_BYTE_LOOKUP_SCALAR
 using DByte = hn::ScalableTag<uint8_t>;
-
-// The loops' lambdas inlined by force: GCC 12 called ByteLookup's
-// per-vector lambda out of line on AVX2, once per 32 bytes.
-#ifndef LEAKY_BYTE_INLINE
-#define LEAKY_BYTE_INLINE __attribute__((always_inline))
-#endif
 
 // A 256-entry table held in registers for the loop.
 class ByteTable {
@@ -72,20 +67,20 @@ class ByteTable {
     const DByte d;
     const hn::RebindToSigned<DByte> di;
     const auto low_nibble = hn::And(x, hn::Set(d, 0x0F));
-    const auto row = [&](int k) LEAKY_BYTE_INLINE {
+    const auto row = [&](int k) LEAKY_INLINE_LAMBDA {
       return hn::TableLookupBytes(hn::LoadDup128(d, table_ + 16 * k), low_nibble);
     };
-    const auto sign = [&](hn::Vec<DByte> v) LEAKY_BYTE_INLINE {
+    const auto sign = [&](hn::Vec<DByte> v) LEAKY_INLINE_LAMBDA {
       return hn::RebindMask(d, hn::Lt(hn::BitCast(di, v), hn::Zero(di)));
     };
     const auto x2 = hn::Add(x, x);
     const auto x4 = hn::Add(x2, x2);
     const auto bit4 = sign(hn::Add(x4, x4)), bit5 = sign(x4), bit6 = sign(x2), bit7 = sign(x);
-    const auto pair = [&](int k) LEAKY_BYTE_INLINE { return hn::IfThenElse(bit4, row(k + 1), row(k)); };
-    const auto quad = [&](int k) LEAKY_BYTE_INLINE {
+    const auto pair = [&](int k) LEAKY_INLINE_LAMBDA { return hn::IfThenElse(bit4, row(k + 1), row(k)); };
+    const auto quad = [&](int k) LEAKY_INLINE_LAMBDA {
       return hn::IfThenElse(bit5, pair(k + 2), pair(k));
     };
-    const auto half = [&](int k) LEAKY_BYTE_INLINE {
+    const auto half = [&](int k) LEAKY_INLINE_LAMBDA {
       return hn::IfThenElse(bit6, quad(k + 4), quad(k));
     };
     return hn::IfThenElse(bit7, half(8), half(0));
@@ -131,7 +126,7 @@ HWY_INLINE void ByteLookup(size_t n, const uint8_t* x, uint8_t* y, const uint8_t
 #else
   const ByteTable lookup(table);
   ByteLoop(
-      n, y, stream, [&](size_t i) LEAKY_BYTE_INLINE { return lookup(hn::LoadU(DByte(), x + i)); },
+      n, y, stream, [&](size_t i) LEAKY_INLINE_LAMBDA { return lookup(hn::LoadU(DByte(), x + i)); },
       [&](size_t i) { return table[x[i]]; });
 #endif
 }
@@ -154,7 +149,7 @@ HWY_INLINE void ByteSelect(size_t n, const uint8_t* dy, const uint8_t* saved, ui
   if (keep == nullptr) {
     ByteLoop(
         n, dx, stream,
-        [&](size_t i) LEAKY_BYTE_INLINE {
+        [&](size_t i) LEAKY_INLINE_LAMBDA {
           const DByte d;
           const auto g = hn::LoadU(d, dy + i);
           return hn::IfThenElse(hn::MaskFromVec(passes(hn::LoadU(d, saved + i))), g, lookup(g));
@@ -164,7 +159,7 @@ HWY_INLINE void ByteSelect(size_t n, const uint8_t* dy, const uint8_t* saved, ui
     const ByteTable keeps(keep);
     ByteLoop(
         n, dx, stream,
-        [&](size_t i) LEAKY_BYTE_INLINE {
+        [&](size_t i) LEAKY_INLINE_LAMBDA {
           const DByte d;
           const auto g = hn::LoadU(d, dy + i);
           return hn::IfThenElse(hn::MaskFromVec(passes(hn::LoadU(d, saved + i))), keeps(g),

@@ -9,6 +9,12 @@
 
 #include "leaky/leaky.h"
 
+// A kernel loop's per-vector lambdas, inlined by force: GCC 12 otherwise
+// calls some of them out of line, reloading every splatted constant from
+// the closure each time (the epilogue's folded path ran 2x slower; the AVX2
+// byte lookup called its lambda once per 32 bytes).
+#define LEAKY_INLINE_LAMBDA __attribute__((always_inline))
+
 namespace leaky::kernels {
 
 // What every kernel may read besides its op's own scalars.

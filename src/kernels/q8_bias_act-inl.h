@@ -59,13 +59,6 @@ namespace q8_bias_act {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
-// The per-block lambdas inlined by force: GCC 12 otherwise calls some of
-// them, reloading every splatted constant from the closure on each block
-// (measured 2x slower on the folded path below).
-#ifndef LEAKY_Q8_INLINE
-#define LEAKY_Q8_INLINE __attribute__((always_inline))
-#endif
-
 // The op's scalars, as doubles: the clamp relative to the zero point.
 struct Scalars {
   double zero_point, low, high;  // low/high: output_min/max - zero_point
@@ -284,29 +277,25 @@ HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, size_t u0, const W
     u = (u0 + head) % wrap.period;
   };
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
-  const auto line = [&](size_t j) LEAKY_Q8_INLINE {
+  // The line at element j (table position u), streamed or stored.
+  const auto put_line = [&](size_t j, bool non_temporal) LEAKY_INLINE_LAMBDA {
     const __m512i w01 = _mm512_packs_epi32(block(j, u).raw, block(j + 16, u + 16).raw);
     const __m512i w23 = _mm512_packs_epi32(block(j + 32, u + 32).raw, block(j + 48, u + 48).raw);
     const __m512i bytes =
         hwy::IsSame<Out, uint8_t>() ? _mm512_packus_epi16(w01, w23) : _mm512_packs_epi16(w01, w23);
     // Dword 4b + q of `bytes` holds block q's lanes 4b..4b+3.
-    return _mm512_permutexvar_epi32(
+    const __m512i v = _mm512_permutexvar_epi32(
         _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
-  };
-  if (stream) {
-    skip_head();
-    for (; i + kLine <= n; i += kLine, u = wrap.Add(u, wrap.line_step)) {
-      _mm512_stream_si512(reinterpret_cast<__m512i*>(y + i), line(i));
+    if (non_temporal) {
+      _mm512_stream_si512(reinterpret_cast<__m512i*>(y + j), v);
+    } else {
+      _mm512_storeu_si512(y + j, v);
     }
-    hwy::FlushStream();
-  }
-  for (; i + kLine <= n; i += kLine, u = wrap.Add(u, wrap.line_step)) {
-    _mm512_storeu_si512(y + i, line(i));
-  }
+  };
 #elif HWY_TARGET == HWY_AVX2
   // Two halves of four 8-lane blocks, packed as on AVX-512: DemoteTo and an
   // 8-byte store per block cost more than the blocks' own arithmetic.
-  const auto half = [&](size_t j, size_t v) LEAKY_Q8_INLINE {
+  const auto half = [&](size_t j, size_t v) LEAKY_INLINE_LAMBDA {
     const __m256i w01 = _mm256_packs_epi32(block(j, v).raw, block(j + 8, v + 8).raw);
     const __m256i w23 = _mm256_packs_epi32(block(j + 16, v + 16).raw, block(j + 24, v + 24).raw);
     const __m256i bytes =
@@ -314,18 +303,25 @@ HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, size_t u0, const W
     // Dword 4h + q of `bytes` holds block q's lanes 4h..4h+3.
     return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
   };
+  const auto put_line = [&](size_t j, bool non_temporal) LEAKY_INLINE_LAMBDA {
+    const __m256i v0 = half(j, u), v1 = half(j + 32, u + 32);
+    auto* at = reinterpret_cast<__m256i*>(y + j);
+    if (non_temporal) {
+      _mm256_stream_si256(at, v0);
+      _mm256_stream_si256(at + 1, v1);
+    } else {
+      _mm256_storeu_si256(at, v0);
+      _mm256_storeu_si256(at + 1, v1);
+    }
+  };
+#endif
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2
   if (stream) {
     skip_head();
-    for (; i + kLine <= n; i += kLine, u = wrap.Add(u, wrap.line_step)) {
-      _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i), half(i, u));
-      _mm256_stream_si256(reinterpret_cast<__m256i*>(y + i + 32), half(i + 32, u + 32));
-    }
+    for (; i + kLine <= n; i += kLine, u = wrap.Add(u, wrap.line_step)) put_line(i, true);
     hwy::FlushStream();
   }
-  for (; i + kLine <= n; i += kLine, u = wrap.Add(u, wrap.line_step)) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), half(i, u));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i + 32), half(i + 32, u + 32));
-  }
+  for (; i + kLine <= n; i += kLine, u = wrap.Add(u, wrap.line_step)) put_line(i, false);
 #else
   const hn::ScalableTag<Out> d_line;
   if (stream && hn::Lanes(d_line) <= kLine) {
@@ -374,10 +370,10 @@ HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, size_t u0, const W
 // 2^-22 |y| + 1e-4: y lies on y~'s side beyond every clamp (all within
 // [-128, 255]), as does round(y~), so the clamp gives the same byte;
 // |y~| <= 2^95 + 511 is finite. The clamp to [output_min, output_max] is
-// done in f32 (integer bounds commute with rounding); when it is the type's
-// own range only the upper bound is applied, and the saturating packs (or
-// vpmov(u)sdb, or DemoteTo) give the lower one, whatever the conversion
-// makes of a large negative lane.
+// done in f32 (integer bounds commute with rounding); on AVX-512, when it is
+// the type's own range, only the upper bound is applied, and the saturating
+// packs (or vpmov(u)sdb) give the lower one, whatever the conversion (which
+// raises no exception there) makes of a large negative lane.
 // On AVX-512, 10 vector arithmetic instructions per 16 lanes (and the load
 // and two mask instructions) against the general fast path's 16: the
 // epilogue is compute-bound on AVX-512 (Zen 4, 1 thread, 128 Ki elements
@@ -385,6 +381,10 @@ HWY_INLINE void RequantizeLoop(size_t n, Out* y, bool stream, size_t u0, const W
 // is 0.133; docs/design.md). On AVX2 (Zen 3) docs/design.md has the
 // measurement.
 constexpr double kFoldedBias = 256;
+// Where the guard sets round-to-nearest (reference::ieee_environment: x86
+// and AArch64); elsewhere the general fast path, whose bound holds under
+// any rounding mode, answers instead.
+constexpr bool kFoldedPath = HWY_ARCH_X86 || HWY_ARCH_ARM_A64;
 // Each block asks for the accumulators 8 KiB ahead (into L1). At 1 thread
 // the arithmetic between the loads keeps too few misses in flight for the
 // hardware prefetchers alone (a loop with the same loads and streamed lines
@@ -392,6 +392,13 @@ constexpr double kFoldedBias = 256;
 // ratio to the limit 0.72-0.83 without, 0.89-0.90 with, in three
 // alternating runs; other distances in docs/design.md.
 constexpr size_t kPrefetchBytes = 8192;
+
+// Asks for the accumulators' line kPrefetchBytes past `at` (the address
+// computed as an integer: it may lie past the array; a prefetch never
+// faults).
+HWY_INLINE void PrefetchAccumulators(const int32_t* at) {
+  hwy::Prefetch(reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(at) + kPrefetchBytes));
+}
 
 HWY_INLINE bool FoldedFits(int32_t bias, double positive, double negative) {
   const double m = HWY_MAX(std::fabs(positive), std::fabs(negative));
@@ -447,13 +454,13 @@ HWY_INLINE VI FoldedBlock(VI a, VI threshold, VF mp, VF mn, VF cp, VF cn, VF low
   if (HWY_UNLIKELY(!hn::AllFalse(df, hn::Gt(hn::Abs(hn::Sub(v, t)), hn::Set(df, kNearTie))))) {
     return ExactBlock(exact_at);
   }
-  VF r = hn::Min(t, high);
-  if (!kTypeRange) r = hn::Max(r, low);
-  // An integer at most `high`: truncation is exact, and a large negative
-  // lane becomes INT32_MIN (cvttps2dq's answer for any out-of-range lane,
-  // which here can only be negative; ConvertTo's fix-up for a positive one
-  // cost 4 instructions of a block's 20) or saturates (elsewhere): low
-  // either way, as the packs and DemoteTo saturate.
+  // Both bounds whatever kTypeRange: converting a lane beyond int32's range
+  // would raise FE_INVALID in the caller's environment.
+  (void)kTypeRange;
+  const VF r = hn::Max(hn::Min(t, high), low);
+  // An integer within the clamp: truncation is exact (on AVX2 one
+  // cvttps2dq: ConvertTo's fix-up for positive overflow cost 4 instructions
+  // of a block's 20).
 #if HWY_TARGET == HWY_AVX2
   return VI{_mm256_cvttps_epi32(r.raw)};
 #else
@@ -492,11 +499,11 @@ HWY_INLINE void FoldedChannel(size_t n, const int32_t* acc, Out* y, int32_t bias
   const VF high = hn::Set(df, static_cast<float>(s.high + s.zero_point));
   const VF low = hn::Set(df, static_cast<float>(s.low + s.zero_point));
   const VI threshold = hn::Set(DI(), FoldedThreshold(bias));
-  WithTypeRange<Out>(s, [&](auto type_range) LEAKY_Q8_INLINE {
+  WithTypeRange<Out>(s, [&](auto type_range) LEAKY_INLINE_LAMBDA {
     RequantizeLoop<Out>(
         n, y, stream, 0, Wrap(1, hn::Lanes(DI())),
-        [&](size_t j, size_t) LEAKY_Q8_INLINE {
-          hwy::Prefetch(reinterpret_cast<const uint8_t*>(acc + j) + kPrefetchBytes);
+        [&](size_t j, size_t) LEAKY_INLINE_LAMBDA {
+          PrefetchAccumulators(acc + j);
           return FoldedBlock<decltype(type_range)::value>(hn::LoadU(DI(), acc + j), threshold, mp,
                                                           mn, cp, cn, low, high,
                                                           [&](size_t h) { return exact(j + h); });
@@ -540,7 +547,7 @@ HWY_INLINE float TableMultiplier(double m) { return NearestFloat(CapMultiplier(m
 // every channel fits the folded path.
 HWY_INLINE bool FillTables(size_t channels, const int32_t* bias, const kernels::Q8BiasActParams& q,
                            const Scalars& s, Tables* t) {
-  bool folded = true;
+  bool folded = kFoldedPath;
   const D d;
   const hn::Rebind<int32_t, D> d32;
   const hn::Rebind<float, D> d16;
@@ -630,7 +637,7 @@ HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, int32_t bias, d
   const auto one = [&](size_t j) {
     return RequantizeOne<Out>(acc[j], bias, positive, negative, s);
   };
-  if (FoldedFits(bias, positive, negative)) {
+  if (kFoldedPath && FoldedFits(bias, positive, negative)) {
     FoldedChannel<Out>(n, acc, y, bias, positive, negative, s, stream, exact, one);
     return;
   }
@@ -644,7 +651,7 @@ HWY_INLINE void OneChannel(size_t n, const int32_t* acc, Out* y, int32_t bias, d
       di, static_cast<int32_t>(int64_t{INT32_MAX} - (bias < 0 ? -int64_t{bias} : int64_t{bias})));
   RequantizeLoop<Out>(
       n, y, stream, 0, Wrap(1, hn::Lanes(di)),
-      [&](size_t j, size_t) LEAKY_Q8_INLINE {
+      [&](size_t j, size_t) LEAKY_INLINE_LAMBDA {
         const VI a = hn::LoadU(di, acc + j);
         const auto wrapped = hn::RebindMask(df, hn::Gt(hn::Xor(a, flip), limit));
         const VF kf = AddWhere(wrapped, hn::ConvertTo(df, hn::Add(a, splat_bias)), carry);
@@ -704,7 +711,7 @@ HWY_INLINE void ChannelRun(size_t n, size_t first, const int32_t* acc, Out* y, c
   };
   RequantizeLoop<Out>(
       n, y, stream, 0, Wrap(1, hn::Lanes(di)),
-      [&](size_t j, size_t) LEAKY_Q8_INLINE {
+      [&](size_t j, size_t) LEAKY_INLINE_LAMBDA {
         const VI a = hn::LoadU(di, acc + j);
         const VF kf = b != nullptr ? SumAsFloat(a, hn::LoadU(di, b + j)) : hn::ConvertTo(DF(), a);
         const auto exact_at = [&](size_t h) { return exact(j + h); };
@@ -769,8 +776,8 @@ HWY_INLINE void ChannelsLast(size_t n, size_t first, size_t channels, const int3
     WithTypeRange<Out>(s, [&](auto type_range) {
       RequantizeLoop<Out>(
           n, y, stream, first, wrap,
-          [&](size_t j, size_t u) LEAKY_Q8_INLINE {
-            hwy::Prefetch(reinterpret_cast<const uint8_t*>(acc + j) + kPrefetchBytes);
+          [&](size_t j, size_t u) LEAKY_INLINE_LAMBDA {
+            PrefetchAccumulators(acc + j);
             return FoldedBlock<decltype(type_range)::value>(
                 hn::LoadU(di, acc + j), hn::LoadU(di, t.threshold + u),
                 hn::LoadU(DF(), t.positive + u), hn::LoadU(DF(), t.negative + u),
@@ -784,7 +791,7 @@ HWY_INLINE void ChannelsLast(size_t n, size_t first, size_t channels, const int3
   const DF df;
   RequantizeLoop<Out>(
       n, y, stream, first, wrap,
-      [&](size_t j, size_t u) LEAKY_Q8_INLINE {
+      [&](size_t j, size_t u) LEAKY_INLINE_LAMBDA {
         const VF kf = SumAsFloat(hn::LoadU(di, acc + j), hn::LoadU(di, t.bias + u));
         return Requantize(kf, hn::LoadU(df, t.positive + u), hn::LoadU(df, t.negative + u),
                           fast_low, fast_high, fast_zero_point,
