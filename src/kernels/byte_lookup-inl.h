@@ -76,7 +76,9 @@ class ByteTable {
     const auto x2 = hn::Add(x, x);
     const auto x4 = hn::Add(x2, x2);
     const auto bit4 = sign(hn::Add(x4, x4)), bit5 = sign(x4), bit6 = sign(x2), bit7 = sign(x);
-    const auto pair = [&](int k) LEAKY_INLINE_LAMBDA { return hn::IfThenElse(bit4, row(k + 1), row(k)); };
+    const auto pair = [&](int k) LEAKY_INLINE_LAMBDA {
+      return hn::IfThenElse(bit4, row(k + 1), row(k));
+    };
     const auto quad = [&](int k) LEAKY_INLINE_LAMBDA {
       return hn::IfThenElse(bit5, pair(k + 2), pair(k));
     };

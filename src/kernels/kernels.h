@@ -17,6 +17,19 @@
 
 namespace leaky::kernels {
 
+// Asks for the cache line `ahead` bytes past `p`, to read or to write. The
+// address is computed as an integer: it may lie past the array, where a
+// prefetch never faults (dropout's and the epilogue's loops ask 8 KiB ahead).
+inline __attribute__((always_inline)) void PrefetchAhead(const void* p, size_t ahead,
+                                                         bool write = false) {
+  const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + ahead);
+  if (write) {
+    __builtin_prefetch(at, 1, 3);  // the builtin's arguments must be constants
+  } else {
+    __builtin_prefetch(at, 0, 3);
+  }
+}
+
 // What every kernel may read besides its op's own scalars.
 struct KernelCommon {
   size_t channels = 1;         // [outer, channels, inner] layout of indexed ops

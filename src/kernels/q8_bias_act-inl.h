@@ -393,13 +393,6 @@ constexpr bool kFoldedPath = HWY_ARCH_X86 || HWY_ARCH_ARM_A64;
 // alternating runs; other distances in docs/design.md.
 constexpr size_t kPrefetchBytes = 8192;
 
-// Asks for the accumulators' line kPrefetchBytes past `at` (the address
-// computed as an integer: it may lie past the array; a prefetch never
-// faults).
-HWY_INLINE void PrefetchAccumulators(const int32_t* at) {
-  hwy::Prefetch(reinterpret_cast<const uint8_t*>(reinterpret_cast<uintptr_t>(at) + kPrefetchBytes));
-}
-
 HWY_INLINE bool FoldedFits(int32_t bias, double positive, double negative) {
   const double m = HWY_MAX(std::fabs(positive), std::fabs(negative));
   return m <= kMultiplierCap && std::fabs(static_cast<double>(bias)) * m <= kFoldedBias;
@@ -503,7 +496,7 @@ HWY_INLINE void FoldedChannel(size_t n, const int32_t* acc, Out* y, int32_t bias
     RequantizeLoop<Out>(
         n, y, stream, 0, Wrap(1, hn::Lanes(DI())),
         [&](size_t j, size_t) LEAKY_INLINE_LAMBDA {
-          PrefetchAccumulators(acc + j);
+          kernels::PrefetchAhead(acc + j, kPrefetchBytes);
           return FoldedBlock<decltype(type_range)::value>(hn::LoadU(DI(), acc + j), threshold, mp,
                                                           mn, cp, cn, low, high,
                                                           [&](size_t h) { return exact(j + h); });
@@ -777,7 +770,7 @@ HWY_INLINE void ChannelsLast(size_t n, size_t first, size_t channels, const int3
       RequantizeLoop<Out>(
           n, y, stream, first, wrap,
           [&](size_t j, size_t u) LEAKY_INLINE_LAMBDA {
-            PrefetchAccumulators(acc + j);
+            kernels::PrefetchAhead(acc + j, kPrefetchBytes);
             return FoldedBlock<decltype(type_range)::value>(
                 hn::LoadU(di, acc + j), hn::LoadU(di, t.threshold + u),
                 hn::LoadU(DF(), t.positive + u), hn::LoadU(DF(), t.negative + u),

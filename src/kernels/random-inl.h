@@ -23,6 +23,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "kernels/elementwise-inl.h"
+#include "kernels/kernels.h"
 #include "leaky/reference.hpp"
 
 HWY_BEFORE_NAMESPACE();
@@ -346,17 +347,6 @@ HWY_INLINE hn::Vec<D> UniformFromWords(D d, const uint32_t* words) {
 // unchanged within the spread.
 constexpr size_t kRandomPrefetchBytes = 8192;
 
-template <class T>
-HWY_INLINE void PrefetchAhead(const T* block, size_t line, bool write) {
-  const void* at = reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(block) +
-                                                 kRandomPrefetchBytes + line);
-  if (write) {
-    __builtin_prefetch(at, 1, 3);
-  } else {
-    __builtin_prefetch(at, 0, 3);
-  }
-}
-
 // dst[i] = op(d, ...) for the n elements whose absolute indices are
 // [index, index + n), in chunks. Op provides:
 //   kRandom: whether it needs stream words (then seed and offset members);
@@ -463,8 +453,8 @@ HWY_INLINE void PositionalElementwise(size_t n, uint64_t index, typename Codec::
       // and, when stores are cached, dst's (streamed lines are never read);
       // a prefetch may run past the arrays: it never faults.
       for (size_t line = 0; line < 64 * sizeof(*dst); line += 64) {
-        (PrefetchAhead(srcs + i + j, line, false), ...);
-        if (!non_temporal) PrefetchAhead(dst + i + j, line, true);
+        (kernels::PrefetchAhead(srcs + i + j, kRandomPrefetchBytes + line), ...);
+        if (!non_temporal) kernels::PrefetchAhead(dst + i + j, kRandomPrefetchBytes + line, true);
       }
       // Unrolled by at most 4: fully unrolled (64 vectors of one lane on
       // HWY_SCALAR) the kernels' file took half as long again to compile.
